@@ -1,0 +1,321 @@
+#include "engine/config/json_reader.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "engine/common/error.hpp"
+#include "engine/common/logging.hpp"
+
+namespace simumax::config::detail {
+
+using common::ConfigError;
+
+namespace {
+
+// nlohmann reports the byte offset of the last character it read; users need line and column.
+std::string parse_error_message(const std::string& text, const Json::parse_error& e) {
+  const size_t end = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+  size_t line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  // Keep nlohmann's explanation ("syntax error while parsing ...") but drop its own position prefix.
+  std::string what = e.what();
+  const size_t col_at = what.find("column ");
+  const size_t colon = col_at == std::string::npos ? what.find(": ") : what.find(": ", col_at);
+  const std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+  return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(end - line_start + 1) + ": " +
+         detail;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      const bool same =
+          std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "\"" : ", \"") + n + "\"";
+  return out;
+}
+
+std::string sign_word(Sign sign, const char* any_article) {
+  switch (sign) {
+    case Sign::kPositive:
+      return "a positive ";
+    case Sign::kNonNegative:
+      return "a non-negative ";
+    case Sign::kAny:
+      break;
+  }
+  return any_article;
+}
+
+std::string expect_int(Sign sign) { return "expected " + sign_word(sign, "an ") + "integer"; }
+std::string expect_number(Sign sign) { return "expected " + sign_word(sign, "a ") + "number"; }
+
+bool sign_ok(double v, Sign sign) {
+  return sign == Sign::kAny || (sign == Sign::kPositive && v > 0) || (sign == Sign::kNonNegative && v >= 0);
+}
+
+// 2^63 as a double: the first value that no longer fits an int64.
+constexpr double kInt64Limit = 9223372036854775808.0;
+
+[[noreturn]] void fail_at(const FieldLocation& at, const std::string& message) {
+  throw ConfigError(at.file, at.pointer, message);
+}
+
+// One of `valid`, or any string when `valid` is empty.
+std::string checked_choice(const FieldLocation& at, const Json& v, const std::vector<std::string>& valid) {
+  if (valid.empty()) {
+    if (!v.is_string()) fail_at(at, "expected a string, got " + json_repr(v));
+    return v.get<std::string>();
+  }
+  if (!v.is_string()) fail_at(at, "expected one of " + quoted_list(valid) + ", got " + json_repr(v));
+  const std::string s = v.get<std::string>();
+  if (std::find(valid.begin(), valid.end(), s) != valid.end()) return s;
+  fail_at(at, "expected one of " + quoted_list(valid) + ", got " + json_repr(v) + ";" + name_suggestion(s, valid));
+}
+
+}  // namespace
+
+Json parse_json_text(const std::string& text, const std::string& label) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw ConfigError(label, "", parse_error_message(text, e));
+  }
+}
+
+Json parse_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "", std::string("cannot open file: ") + std::strerror(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse_json_text(buffer.str(), path);
+}
+
+std::string json_repr(const Json& value) {
+  std::string s = value.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+std::string name_suggestion(const std::string& name, const std::vector<std::string>& candidates) {
+  // A typo is a few edits away; anything farther is a different name, so list the valid ones instead.
+  const size_t limit = std::max<size_t>(2, name.size() / 3);
+  const std::string* best = nullptr;
+  size_t best_distance = limit + 1;
+  for (const auto& c : candidates) {
+    const size_t d = edit_distance(name, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = &c;
+    }
+  }
+  // A shortened name ("full" for "full_block") is far in edits but obviously meant.
+  for (const auto& c : candidates) {
+    if (best != nullptr) break;
+    const bool prefix = name.size() >= 3 && (c.compare(0, name.size(), name) == 0 || name.compare(0, c.size(), c) == 0);
+    if (prefix) best = &c;
+  }
+  if (best != nullptr) return " did you mean '" + *best + "'?";
+  std::string out = " valid names:";
+  for (size_t i = 0; i < candidates.size(); ++i) out += (i == 0 ? " " : ", ") + candidates[i];
+  return out;
+}
+
+ObjectReader::ObjectReader(const Json& value, ConfigOrigin origin) : value_(&value), origin_(std::move(origin)) {
+  if (!value.is_object()) {
+    throw ConfigError(origin_.file, origin_.pointer, "expected a JSON object {...}, got " + json_repr(value));
+  }
+}
+
+void ObjectReader::fail(const std::string& key, const std::string& message) const { fail_at(where(key), message); }
+
+const Json* ObjectReader::find(const std::string& key) {
+  asked_.insert(key);
+  const auto it = value_->find(key);
+  return it == value_->end() ? nullptr : &*it;
+}
+
+bool ObjectReader::given(const std::string& key) {
+  const Json* v = find(key);
+  return v != nullptr && !v->is_null();
+}
+
+std::optional<int64_t> ObjectReader::optional_int(const std::string& key, Sign sign) {
+  const Json* v = find(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  const std::string expected = expect_int(sign);
+  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+    fail(key, expected + ", got " + json_repr(*v) + ", which is too large");
+  }
+  if (v->is_number_integer()) {
+    const int64_t i = v->get<int64_t>();
+    if (!sign_ok(static_cast<double>(i), sign)) fail(key, expected + ", got " + json_repr(*v));
+    return i;
+  }
+  if (v->is_number_float()) {
+    const double d = v->get<double>();
+    // An integral float (4.0) is the same number to Python; a fractional one (2.5) is a mistake.
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < kInt64Limit && sign_ok(d, sign)) {
+      return static_cast<int64_t>(d);
+    }
+  }
+  fail(key, expected + ", got " + json_repr(*v));
+}
+
+int64_t ObjectReader::required_int(const std::string& key, Sign sign) {
+  const Json* v = find(key);
+  if (v == nullptr) fail(key, "required field is missing");
+  const auto i = optional_int(key, sign);
+  if (!i) fail(key, expect_int(sign) + ", got null");
+  return *i;
+}
+
+int64_t ObjectReader::int_or(const std::string& key, int64_t fallback, Sign sign) {
+  const Json* v = find(key);
+  if (v != nullptr && v->is_null()) {
+    fail(key, expect_int(sign) + ", got null");
+  }
+  return optional_int(key, sign).value_or(fallback);
+}
+
+std::optional<double> ObjectReader::optional_number(const std::string& key, Sign sign) {
+  const Json* v = find(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  // JSON booleans are not numbers here, although nlohmann (and Python) would convert them.
+  if (v->is_number() && sign_ok(v->get<double>(), sign)) return v->get<double>();
+  fail(key, expect_number(sign) + ", got " + json_repr(*v));
+}
+
+double ObjectReader::required_number(const std::string& key, Sign sign) {
+  const Json* v = find(key);
+  if (v == nullptr) fail(key, "required field is missing");
+  const auto d = optional_number(key, sign);
+  if (!d) fail(key, expect_number(sign) + ", got null");
+  return *d;
+}
+
+double ObjectReader::number_or(const std::string& key, double fallback, Sign sign) {
+  const Json* v = find(key);
+  if (v != nullptr && v->is_null()) {
+    fail(key, expect_number(sign) + ", got null");
+  }
+  return optional_number(key, sign).value_or(fallback);
+}
+
+bool ObjectReader::bool_or(const std::string& key, bool fallback) {
+  const Json* v = find(key);
+  if (v == nullptr) return fallback;
+  if (!v->is_boolean()) fail(key, "expected true or false, got " + json_repr(*v));
+  return v->get<bool>();
+}
+
+bool ObjectReader::bool_or_null(const std::string& key, bool fallback) {
+  const Json* v = find(key);
+  if (v == nullptr || v->is_null()) return fallback;
+  return bool_or(key, fallback);
+}
+
+std::optional<std::string> ObjectReader::optional_string(const std::string& key) {
+  const Json* v = find(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  if (!v->is_string()) fail(key, "expected a string, got " + json_repr(*v));
+  return v->get<std::string>();
+}
+
+std::string ObjectReader::required_string(const std::string& key) {
+  if (find(key) == nullptr) fail(key, "required field is missing");
+  const auto s = optional_string(key);
+  if (!s) fail(key, "expected a string, got null");
+  return *s;
+}
+
+std::string ObjectReader::choice_or(const std::string& key, const std::string& fallback,
+                                    const std::vector<std::string>& valid) {
+  const Json* v = find(key);
+  if (v == nullptr) return fallback;
+  return checked_choice(where(key), *v, valid);
+}
+
+std::optional<std::string> ObjectReader::optional_choice(const std::string& key,
+                                                         const std::vector<std::string>& valid) {
+  const Json* v = find(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  return checked_choice(where(key), *v, valid);
+}
+
+std::vector<std::string> ObjectReader::string_list(const std::string& key, const std::vector<std::string>& valid) {
+  const Json* v = find(key);
+  if (v == nullptr || v->is_null()) return {};
+  if (!v->is_array()) {
+    fail(key, "expected a list of strings" + (valid.empty() ? "" : " from " + quoted_list(valid)) + ", got " +
+                  json_repr(*v));
+  }
+  const FieldLocation at = where(key);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v->size(); ++i) {
+    out.push_back(checked_choice({at.file, at.pointer + "/" + std::to_string(i)}, (*v)[i], valid));
+  }
+  return out;
+}
+
+ObjectReader ObjectReader::object(const std::string& key) {
+  const Json* v = find(key);
+  if (v == nullptr) fail(key, "required field is missing");
+  const FieldLocation at = where(key);
+  return ObjectReader(*v, ConfigOrigin::of(at.file, at.pointer));
+}
+
+std::optional<ObjectReader> ObjectReader::optional_object(const std::string& key) {
+  const Json* v = find(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  return object(key);
+}
+
+std::vector<std::string> ObjectReader::keys() {
+  std::vector<std::string> out;
+  for (const auto& item : value_->items()) {
+    if (!item.key().empty() && item.key()[0] == '_') continue;
+    asked_.insert(item.key());
+    out.push_back(item.key());
+  }
+  return out;
+}
+
+void ObjectReader::finish(UnknownKeys policy) const {
+  const std::vector<std::string> known(asked_.begin(), asked_.end());
+  for (const auto& item : value_->items()) {
+    const std::string& key = item.key();
+    if ((!key.empty() && key[0] == '_') || asked_.count(key) != 0) continue;
+    if (policy == UnknownKeys::kError) fail(key, "unknown field;" + name_suggestion(key, known));
+    const FieldLocation at = where(key);
+    common::logger("config")->warn("{}: {}: unknown field, ignored (SimuMax ignores it too)", at.file, at.pointer);
+  }
+}
+
+}  // namespace simumax::config::detail

@@ -1,0 +1,177 @@
+#include "engine/config/strategy_config.hpp"
+
+#include <cctype>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "engine/common/logging.hpp"
+#include "engine/config/config_parsers.hpp"
+
+namespace simumax::config {
+
+bool StrategyConfig::version_at_least(const Version& have, const Version& threshold) {
+  if (!have || !threshold) return false;
+  return *have >= *threshold;
+}
+
+namespace detail {
+namespace {
+
+// SimuMax's _version_tuple: the first three runs of digits, zero-padded; no digits means "disabled".
+Version version_from_text(ObjectReader& r, const std::string& key, const std::string& text) {
+  std::vector<int> parts;
+  std::string digits;
+  for (size_t i = 0; i <= text.size() && parts.size() < 3; ++i) {
+    if (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      digits += text[i];
+    } else if (!digits.empty()) {
+      if (digits.size() > 9) r.fail(key, "version component " + digits + " is too large");
+      parts.push_back(std::stoi(digits));
+      digits.clear();
+    }
+  }
+  if (parts.empty()) return std::nullopt;
+  parts.resize(3, 0);
+  return parts;
+}
+
+// Absent means the default; null means "disabled", as None does in SimuMax.
+Version read_version(ObjectReader& r, const std::string& key, const char* fallback) {
+  if (!r.present(key)) return fallback == nullptr ? Version() : version_from_text(r, key, fallback);
+  const auto text = r.optional_string(key);
+  return text ? version_from_text(r, key, *text) : Version();
+}
+
+void read_batch_and_groups(ObjectReader& r, StrategyConfig& s) {
+  s.seq_len = r.required_int("seq_len", Sign::kPositive);
+  s.micro_batch_size = r.required_int("micro_batch_size", Sign::kPositive);
+  if (r.optional_int("micro_batch_num", Sign::kAny) == 0) {
+    r.fail("micro_batch_num", "must be at least 1 (SimuMax accepts 0 and reports a step that trains nothing)");
+  }
+  s.micro_batch_num = r.required_int("micro_batch_num", Sign::kPositive);
+  if (const auto it = r.json().find("dtype"); it != r.json().end() && *it == "fp8") {
+    r.fail("dtype",
+           "expected one of \"bf16\", \"fp16\", \"fp32\", got \"fp8\"; fp8 training is the separate "
+           "flag \"fp8\": true (with dtype \"bf16\")");
+  }
+  const std::string dtype = r.choice_or("dtype", "bf16", {"bf16", "fp16", "fp32"});
+  s.dtype = dtype == "fp32" ? Dtype::kFp32 : dtype == "fp16" ? Dtype::kFp16 : Dtype::kBf16;
+  s.fp8 = r.bool_or_null("fp8", false);
+  s.world_size = r.int_or("world_size", 8, Sign::kPositive);
+  s.tp_size = r.int_or("tp_size", 1, Sign::kPositive);
+  s.cp_size = r.int_or("cp_size", 1, Sign::kPositive);
+  s.pp_size = r.int_or("pp_size", 1, Sign::kPositive);
+  s.ep_size = r.int_or("ep_size", 1, Sign::kPositive);
+  s.etp_size = r.int_or("etp_size", 1, Sign::kPositive);
+  // Megatron's CP flavours; check_scenario explains that only "a2a" is modelled.
+  s.cp_comm_type = r.choice_or("cp_comm_type", "a2a", {"a2a", "all_gather", "p2p", "a2a+p2p"});
+  s.cp_a2a_mode = r.choice_or("cp_a2a_mode", "async_cp", {"async_cp", "sync_cp"});
+  r.choice_or("order_of_paralielism", "tp-cp-ep-dp-pp", {"tp-cp-ep-dp-pp"});
+  s.moe_dispatcher_policy = r.choice_or("moe_dispatcher_policy", "all2all", {"all2all", "all2all-seq"});
+  if (s.moe_dispatcher_policy == "all2all-seq") {
+    const FieldLocation at = r.where("moe_dispatcher_policy");
+    common::logger("config")->warn("{}: {}: \"all2all-seq\" is no longer supported; using \"all2all\" as SimuMax does",
+                                   at.file, at.pointer);
+    s.moe_dispatcher_policy = "all2all";
+  }
+}
+
+void read_pipeline_and_memory(ObjectReader& r, StrategyConfig& s) {
+  s.num_layers_in_first_pipeline_stage = r.optional_int("num_layers_in_first_pipeline_stage", Sign::kNonNegative);
+  s.num_layers_in_last_pipeline_stage = r.optional_int("num_layers_in_last_pipeline_stage", Sign::kNonNegative);
+  s.account_for_embedding_in_pipeline_split = r.bool_or("account_for_embedding_in_pipeline_split", false);
+  s.account_for_loss_in_pipeline_split = r.bool_or("account_for_loss_in_pipeline_split", false);
+  s.grad_reduce_in_bf16 = r.bool_or("grad_reduce_in_bf16", false);
+  s.cache_groupgemm_col_fp8_inputs = r.bool_or_null("cache_groupgemm_col_fp8_inputs", false);
+  s.offload_groupgemm_col_inputs = r.bool_or_null("offload_groupgemm_col_inputs", false);
+  s.enable_sequence_parallel = r.bool_or("enable_sequence_parallel", true);
+  s.interleaving_size = r.int_or("interleaving_size", 1, Sign::kPositive);
+  s.microbatch_group_size_per_vp_stage = r.optional_int("microbatch_group_size_per_vp_stage", Sign::kPositive);
+  s.pp_comm_async = r.bool_or("pp_comm_async", true);
+  s.enable_straggler_model = r.bool_or("enable_straggler_model", true);
+  s.zero_state = r.int_or("zero_state", 1, Sign::kNonNegative);
+  if (s.zero_state > 3)
+    r.fail("zero_state", "expected 0, 1, 2 or 3 (the ZeRO stage), got " + std::to_string(s.zero_state));
+  s.attention_sparse_ratio = r.number_or("attention_sparse_ratio", 0.0, Sign::kNonNegative);
+  if (s.attention_sparse_ratio >= 1.0) {
+    r.fail("attention_sparse_ratio",
+           fmt::format("expected a fraction in [0, 1) of attention FLOPs skipped, got {}", s.attention_sparse_ratio));
+  }
+  s.enable_dropout = r.bool_or("enable_dropout", false);
+  s.use_fp32_accum_grad = r.bool_or("use_fp32_accum_grad", true);
+  s.use_accm_weight = r.bool_or("use_accm_weight", true);
+  s.dispatch_probs = r.bool_or("dispatch_probs", false);
+  s.mem_factor = r.number_or("mem_factor", 0.94, Sign::kPositive);
+  if (s.mem_factor > 1.0) {
+    r.fail("mem_factor", fmt::format("expected a fraction in (0, 1] of GPU memory usable, got {}", s.mem_factor));
+  }
+}
+
+void read_recompute_and_kernels(ObjectReader& r, StrategyConfig& s) {
+  s.attn_recompute = r.bool_or("attn_recompute", false);
+  s.mla_rms_recompute = r.bool_or("mla_rms_recompute", false);
+  s.mlp_recompute = r.bool_or("mlp_recompute", false);
+  s.mlp_rms_recompute = r.bool_or("mlp_rms_recompute", false);
+  s.enable_recompute = r.bool_or("enable_recompute", true);
+  const auto granularity = r.optional_choice(
+      "recompute_granularity", {"full_block", "attn_only", "mlp_only", "sdp_only", "selective_recompute"});
+  using G = RecomputeGranularity;
+  s.recompute_granularity = !granularity                   ? G::kNone
+                            : *granularity == "full_block" ? G::kFullBlock
+                            : *granularity == "attn_only"  ? G::kAttnOnly
+                            : *granularity == "mlp_only"   ? G::kMlpOnly
+                            : *granularity == "sdp_only"   ? G::kSdpOnly
+                                                           : G::kSelective;
+  s.recompute_layer_num = r.int_or("recompute_layer_num", 0, Sign::kNonNegative);
+  s.recompute_variance = r.bool_or("recompute_variance", false);
+  s.megatron_recompute = r.bool_or("megatron_recompute", false);
+  s.megatron_recompute_modules =
+      r.string_list("megatron_recompute_modules", {"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "moe"});
+  s.use_flash_sdp = r.bool_or("use_flash_sdp", true);
+  s.use_math_sdp = r.bool_or("use_math_sdp", false);
+  s.use_fused_norm = r.bool_or("use_fused_norm", true);
+  s.use_fused_swiglu = r.bool_or("use_fused_swiglu", true);
+  s.use_fused_grad_accumulation = r.bool_or("use_fused_grad_accumulation", true);
+  s.cross_entropy_loss_fusion = r.bool_or("cross_entropy_loss_fusion", false);
+  s.overlap_grad_reduce = r.bool_or("overlap_grad_reduce", true);
+  s.te_version = read_version(r, "te_version", nullptr);
+  s.te_dummy_wgrad_min_version = read_version(r, "te_dummy_wgrad_min_version", "2.3.0");
+  s.te_cp_a2a_save_pre_posta2a_min_version = read_version(r, "te_cp_a2a_save_pre_posta2a_min_version", "2.8.0");
+  s.te_grouped_linear_dummy_wgrad_min_version = read_version(r, "te_grouped_linear_dummy_wgrad_min_version", "2.10.0");
+}
+
+// SimuMax overwrites the network of every group from the system config (run_estimate re-analyses them).
+void read_ignored_nets(ObjectReader& r) {
+  for (const char* key : {"tp_net", "cp_net", "pp_net", "dp_net", "ep_net", "etp_net", "edp_net"}) {
+    const auto net = r.optional_string(key);
+    if (net && *net != "auto") {
+      const FieldLocation at = r.where(key);
+      common::logger("config")->warn(
+          "{}: {}: \"{}\" is ignored; the network of each group is chosen from the "
+          "system config and the rank layout (SimuMax does the same)",
+          at.file, at.pointer, *net);
+    }
+  }
+}
+
+}  // namespace
+
+StrategyConfig parse_strategy(const Json& json, const ConfigOrigin& origin) {
+  ObjectReader r(json, origin);
+  StrategyConfig s;
+  read_batch_and_groups(r, s);
+  read_pipeline_and_memory(r, s);
+  read_recompute_and_kernels(r, s);
+  read_ignored_nets(r);
+  r.finish(UnknownKeys::kError);
+  // sanity_check's side effects: Megatron's full recompute has no variance tail, and the VPP group size
+  // defaults to the pipeline size.
+  if (s.recompute_granularity == RecomputeGranularity::kFullBlock) s.recompute_variance = false;
+  if (s.interleaving_size > 1 && !s.microbatch_group_size_per_vp_stage) {
+    s.microbatch_group_size_per_vp_stage = s.pp_size;
+  }
+  return s;
+}
+
+}  // namespace detail
+}  // namespace simumax::config

@@ -1,0 +1,86 @@
+// SimuMax's strategy config (strategy/*.json) as a plain struct, with SimuMax's defaults.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace simumax::config {
+
+enum class Dtype { kBf16, kFp16, kFp32 };
+enum class RecomputeGranularity { kNone, kFullBlock, kAttnOnly, kMlpOnly, kSdpOnly, kSelective };
+
+// A version such as "2.11.0" parsed SimuMax's way: the first three runs of digits, zero-padded.
+// Absent (nullopt) means "feature disabled".
+using Version = std::optional<std::vector<int>>;
+
+struct StrategyConfig {
+  int64_t seq_len = 0;             // required
+  int64_t micro_batch_size = 0;    // required
+  int64_t micro_batch_num = 0;     // required, >= 1 (SimuMax wrongly accepts 0)
+  Dtype dtype = Dtype::kBf16;
+  bool fp8 = false;
+  int64_t world_size = 8;
+  int64_t tp_size = 1;
+  int64_t cp_size = 1;
+  int64_t pp_size = 1;
+  int64_t ep_size = 1;
+  int64_t etp_size = 1;
+  std::string cp_comm_type = "a2a";
+  std::string cp_a2a_mode = "async_cp";
+  std::string moe_dispatcher_policy = "all2all";
+  std::optional<int64_t> num_layers_in_first_pipeline_stage;
+  std::optional<int64_t> num_layers_in_last_pipeline_stage;
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
+  bool grad_reduce_in_bf16 = false;
+  bool cache_groupgemm_col_fp8_inputs = false;
+  bool offload_groupgemm_col_inputs = false;
+  bool attn_recompute = false;
+  bool mla_rms_recompute = false;
+  bool mlp_recompute = false;
+  bool mlp_rms_recompute = false;
+  bool enable_sequence_parallel = true;
+  int64_t interleaving_size = 1;
+  std::optional<int64_t> microbatch_group_size_per_vp_stage;  // None -> pp_size when vp > 1
+  bool pp_comm_async = true;
+  bool enable_straggler_model = true;
+  int64_t zero_state = 1;
+  double attention_sparse_ratio = 0.0;
+  bool enable_dropout = false;
+  bool use_fp32_accum_grad = true;
+  bool use_accm_weight = true;
+  bool enable_recompute = true;
+  RecomputeGranularity recompute_granularity = RecomputeGranularity::kNone;
+  int64_t recompute_layer_num = 0;
+  bool recompute_variance = false;
+  bool megatron_recompute = false;
+  std::vector<std::string> megatron_recompute_modules;
+  bool use_flash_sdp = true;
+  bool use_math_sdp = false;
+  bool use_fused_norm = true;
+  bool use_fused_swiglu = true;
+  bool use_fused_grad_accumulation = true;
+  bool cross_entropy_loss_fusion = false;
+  bool overlap_grad_reduce = true;  // SimuMax ignores it (DP comm never overlapped)
+  Version te_version;
+  Version te_dummy_wgrad_min_version = std::vector<int>{2, 3, 0};
+  Version te_cp_a2a_save_pre_posta2a_min_version = std::vector<int>{2, 8, 0};
+  Version te_grouped_linear_dummy_wgrad_min_version = std::vector<int>{2, 10, 0};
+  bool dispatch_probs = false;
+  double mem_factor = 0.94;
+
+  int64_t dp_size() const { return world_size / (pp_size * tp_size * cp_size); }
+  int64_t edp_size() const { return world_size / (ep_size * etp_size * pp_size); }
+  int64_t global_batch_size() const { return micro_batch_size * micro_batch_num * dp_size(); }
+  // Activation / communication element size in bytes.
+  int64_t element_bytes() const { return dtype == Dtype::kFp32 ? 4 : 2; }
+  // Main-gradient element size (Megatron's main_grad buffer).
+  int64_t main_grad_bytes() const { return (grad_reduce_in_bf16 || !use_fp32_accum_grad) ? 2 : 4; }
+  bool sp() const { return enable_sequence_parallel; }
+  // True when `have` >= `threshold` (both set); SimuMax's TE feature gates.
+  static bool version_at_least(const Version& have, const Version& threshold);
+};
+
+}  // namespace simumax::config

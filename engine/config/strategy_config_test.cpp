@@ -1,0 +1,187 @@
+#include "engine/config/strategy_config.hpp"
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "engine/config/config_test_util.hpp"
+#include "engine/config/scenario.hpp"
+
+namespace simumax::config {
+namespace {
+
+using testing::expect_config_error;
+using testing::Json;
+using testing::strategy_file;
+using testing::TempDir;
+
+// A strategy file: the shipped tp1_pp1_dp8 config with `patch` applied (RFC 7386: null deletes a key).
+StrategyConfig load_patched(const TempDir& dir, const std::string& patch, std::string* path_out = nullptr) {
+  Json j = testing::read_json(strategy_file("tp1_pp1_dp8_mbs1.json"));
+  j.merge_patch(Json::parse(patch));
+  const std::string path = dir.write("strategy.json", j);
+  if (path_out != nullptr) *path_out = path;
+  return load_strategy_file(path);
+}
+
+TEST(StrategyConfig, EveryShippedStrategyLoads) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(testing::shared("simumax-configs/strategy"))) {
+    SCOPED_TRACE(entry.path().string());
+    EXPECT_NO_THROW(load_strategy_file(entry.path().string()));
+    ++count;
+  }
+  EXPECT_EQ(count, 12);
+}
+
+TEST(StrategyConfig, ReadsFieldsAndDefaults) {
+  const StrategyConfig s = load_strategy_file(strategy_file("ep4_pp2_dp4_mbs1_selective_recompute.json"));
+  EXPECT_EQ(s.seq_len, 4096);
+  EXPECT_EQ(s.micro_batch_num, 8);
+  EXPECT_EQ(s.ep_size, 4);
+  EXPECT_EQ(s.pp_size, 2);
+  EXPECT_EQ(s.dp_size(), 4);
+  EXPECT_EQ(s.edp_size(), 1);
+  EXPECT_EQ(s.recompute_granularity, RecomputeGranularity::kSelective);
+  EXPECT_EQ(s.recompute_layer_num, 2);
+  EXPECT_TRUE(s.attn_recompute && s.mla_rms_recompute && s.mlp_recompute && s.mlp_rms_recompute);
+  // Defaults SimuMax's dataclass supplies.
+  EXPECT_EQ(s.cp_size, 1);
+  EXPECT_EQ(s.dtype, Dtype::kBf16);
+  EXPECT_FALSE(s.fp8);
+  EXPECT_TRUE(s.pp_comm_async);
+  EXPECT_DOUBLE_EQ(s.mem_factor, 0.94);
+  EXPECT_EQ(s.te_version, std::nullopt);
+  EXPECT_EQ(s.te_cp_a2a_save_pre_posta2a_min_version, (std::vector<int>{2, 8, 0}));
+  EXPECT_EQ(s.te_grouped_linear_dummy_wgrad_min_version, (std::vector<int>{2, 10, 0}));
+}
+
+TEST(StrategyConfig, AppliesSanityCheckSideEffects) {
+  const StrategyConfig vpp = load_strategy_file(strategy_file("tp1_pp4_vp2_sync_mbs1_mbc8_no_ckpt.json"));
+  EXPECT_EQ(vpp.interleaving_size, 2);
+  EXPECT_EQ(vpp.microbatch_group_size_per_vp_stage, 4);
+  TempDir dir;
+  EXPECT_FALSE(
+      load_patched(dir, R"({"recompute_granularity": "full_block", "recompute_variance": true})").recompute_variance);
+  EXPECT_TRUE(load_patched(dir, R"({"recompute_granularity": "selective_recompute", "recompute_variance": true})")
+                  .recompute_variance);
+  EXPECT_EQ(load_patched(dir, R"({"interleaving_size": 1})").microbatch_group_size_per_vp_stage, std::nullopt);
+}
+
+TEST(StrategyConfig, RewritesAll2allSeqWithWarning) {
+  testing::CapturedLog log;
+  TempDir dir;
+  std::string path;
+  EXPECT_EQ(load_patched(dir, R"({"moe_dispatcher_policy": "all2all-seq"})", &path).moe_dispatcher_policy, "all2all");
+  EXPECT_EQ(log.text(), "warning: " + path +
+                            ": /moe_dispatcher_policy: \"all2all-seq\" is no longer supported; using \"all2all\" as "
+                            "SimuMax does\n");
+}
+
+TEST(StrategyConfig, WarnsOnlyForNonAutoNetworkFields) {
+  testing::CapturedLog log;
+  TempDir dir;
+  std::string path;
+  load_patched(dir, R"({"tp_net": "auto", "pp_net": "inter_node"})", &path);
+  EXPECT_EQ(log.text(), "warning: " + path +
+                            ": /pp_net: \"inter_node\" is ignored; the network of each group is chosen from the "
+                            "system config and the rank layout (SimuMax does the same)\n");
+}
+
+struct VersionCase {
+  const char* json;  // the te_version value
+  std::optional<std::vector<int>> expected;
+};
+
+class TeVersion : public ::testing::TestWithParam<VersionCase> {};
+
+TEST_P(TeVersion, ParsedLikeSimuMax) {
+  TempDir dir;
+  EXPECT_EQ(load_patched(dir, std::string(R"({"te_version": )") + GetParam().json + "}").te_version,
+            GetParam().expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(StrategyConfig, TeVersion,
+                         ::testing::Values(VersionCase{"\"2.11.0\"", std::vector<int>{2, 11, 0}},
+                                           VersionCase{"\"v2.8\"", std::vector<int>{2, 8, 0}},
+                                           VersionCase{"\"release_v2.10.0rc1.dev4\"", std::vector<int>{2, 10, 0}},
+                                           VersionCase{"\"2\"", std::vector<int>{2, 0, 0}},
+                                           VersionCase{"\"main\"", std::nullopt}, VersionCase{"\"\"", std::nullopt},
+                                           VersionCase{"null", std::nullopt}));
+
+TEST(StrategyConfig, NullMinimumVersionDisablesTheFeature) {
+  TempDir dir;
+  Json j = testing::read_json(strategy_file("tp1_pp1_dp8_mbs1.json"));
+  j["te_version"] = "2.11";
+  j["te_dummy_wgrad_min_version"] = nullptr;  // set directly: a merge patch would delete the key
+  const StrategyConfig s = load_strategy_file(dir.write("strategy.json", j));
+  EXPECT_EQ(s.te_dummy_wgrad_min_version, std::nullopt);
+  EXPECT_FALSE(StrategyConfig::version_at_least(s.te_version, s.te_dummy_wgrad_min_version));
+}
+
+TEST(StrategyConfig, VersionAtLeastComparesComponentwise) {
+  using V = std::vector<int>;
+  EXPECT_TRUE(StrategyConfig::version_at_least(V{2, 11, 0}, V{2, 8, 0}));
+  EXPECT_TRUE(StrategyConfig::version_at_least(V{2, 8, 0}, V{2, 8, 0}));
+  EXPECT_FALSE(StrategyConfig::version_at_least(V{2, 7, 9}, V{2, 8, 0}));
+  EXPECT_FALSE(StrategyConfig::version_at_least(std::nullopt, V{2, 8, 0}));
+  EXPECT_FALSE(StrategyConfig::version_at_least(V{3, 0, 0}, std::nullopt));
+}
+
+struct StrategyErrorCase {
+  const char* name;
+  const char* patch;
+  const char* expected;  // message after "<file>: "
+};
+
+class StrategyError : public ::testing::TestWithParam<StrategyErrorCase> {};
+
+TEST_P(StrategyError, ReportsFieldAndExpectation) {
+  TempDir dir;
+  std::string path;
+  const auto e = expect_config_error([&] { load_patched(dir, GetParam().patch, &path); });
+  EXPECT_EQ(std::string(e.what()), path + ": " + GetParam().expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    StrategyConfig, StrategyError,
+    ::testing::Values(
+        StrategyErrorCase{"typo", R"({"tp_sise": 2})", "/tp_sise: unknown field; did you mean 'tp_size'?"},
+        StrategyErrorCase{"string_int", R"({"tp_size": "2"})", "/tp_size: expected a positive integer, got \"2\""},
+        StrategyErrorCase{"fraction", R"({"pp_size": 2.5})", "/pp_size: expected a positive integer, got 2.5"},
+        StrategyErrorCase{"bool_int", R"({"world_size": true})", "/world_size: expected a positive integer, got true"},
+        StrategyErrorCase{"missing", R"({"seq_len": null})", "/seq_len: required field is missing"},
+        StrategyErrorCase{"zero_mbc", R"({"micro_batch_num": 0})",
+                          "/micro_batch_num: must be at least 1 (SimuMax accepts 0 and reports a step that trains "
+                          "nothing)"},
+        StrategyErrorCase{"dtype_fp8", R"({"dtype": "fp8"})",
+                          "/dtype: expected one of \"bf16\", \"fp16\", \"fp32\", got \"fp8\"; fp8 training is the "
+                          "separate flag \"fp8\": true (with dtype \"bf16\")"},
+        StrategyErrorCase{"dtype", R"({"dtype": "int8"})",
+                          "/dtype: expected one of \"bf16\", \"fp16\", \"fp32\", got \"int8\"; valid names: bf16, "
+                          "fp16, fp32"},
+        StrategyErrorCase{"zero_state", R"({"zero_state": 4})",
+                          "/zero_state: expected 0, 1, 2 or 3 (the ZeRO stage), got 4"},
+        StrategyErrorCase{"sparse", R"({"attention_sparse_ratio": 1})",
+                          "/attention_sparse_ratio: expected a fraction in [0, 1) of attention FLOPs skipped, got 1"},
+        StrategyErrorCase{"mem_factor_high", R"({"mem_factor": 1.5})",
+                          "/mem_factor: expected a fraction in (0, 1] of GPU memory usable, got 1.5"},
+        StrategyErrorCase{"mem_factor", R"({"mem_factor": 0})", "/mem_factor: expected a positive number, got 0"},
+        StrategyErrorCase{"granularity", R"({"recompute_granularity": "full"})",
+                          "/recompute_granularity: expected one of \"full_block\", \"attn_only\", \"mlp_only\", "
+                          "\"sdp_only\", \"selective_recompute\", got \"full\"; did you mean 'full_block'?"},
+        StrategyErrorCase{"module", R"({"megatron_recompute_modules": ["mlp", "layer_norm"]})",
+                          "/megatron_recompute_modules/1: expected one of \"core_attn\", \"layernorm\", "
+                          "\"mla_up_proj\", \"moe_act\", \"mlp\", \"moe\", got \"layer_norm\"; did you mean "
+                          "'layernorm'?"},
+        StrategyErrorCase{"order", R"({"order_of_paralielism": "tp-dp-pp"})",
+                          "/order_of_paralielism: expected one of \"tp-cp-ep-dp-pp\", got \"tp-dp-pp\"; valid "
+                          "names: tp-cp-ep-dp-pp"},
+        StrategyErrorCase{"dispatcher", R"({"moe_dispatcher_policy": "alltoall"})",
+                          "/moe_dispatcher_policy: expected one of \"all2all\", \"all2all-seq\", got "
+                          "\"alltoall\"; did you mean 'all2all'?"},
+        StrategyErrorCase{"te_number", R"({"te_version": 2.8})", "/te_version: expected a string, got 2.8"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace simumax::config

@@ -1,0 +1,144 @@
+#include "engine/config/system_config.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "engine/common/logging.hpp"
+#include "engine/config/config_parsers.hpp"
+
+namespace simumax::config::detail {
+namespace {
+
+// The names SimuMax looks up; other names load but are never used, which is most likely a typo.
+const std::vector<std::string> kComputeOps = {"default",          "matmul",  "fp8_matmul", "group_matmul",
+                                              "fp8_group_matmul", "sdp_fwd", "sdp_bwd"};
+const std::vector<std::string> kBandwidthNames = {"default",          "permute_fwd", "permute_bwd", "ce",
+                                                  "ce_fusion",        "matmul",      "fp8_matmul",  "group_matmul",
+                                                  "fp8_group_matmul", "sdp_fwd",     "sdp_bwd"};
+const std::vector<std::string> kNetOps = {"all_reduce", "all_gather", "reduce_scatter", "p2p", "all2all"};
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+void warn_unused_name(const ObjectReader& table, const std::string& name, const std::vector<std::string>& used) {
+  if (contains(used, name)) return;
+  const FieldLocation at = table.where(name);
+  common::logger("config")->warn("{}: {}: never looked up (SimuMax ignores it too);{}", at.file, at.pointer,
+                                 name_suggestion(name, used));
+}
+
+// Keys are group sizes written as strings ("8"): SimuMax looks them up with str(group_size).
+std::map<int64_t, double> read_by_comm_num(ObjectReader& r, const std::string& key, Sign value_sign) {
+  auto table = r.optional_object(key);
+  if (!table) return {};
+  std::map<int64_t, double> out;
+  for (const auto& name : table->keys()) {
+    const bool canonical = !name.empty() && name.size() <= 9 && name[0] != '0' &&
+                           std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!canonical) table->fail(name, "expected a group size as the key (a positive integer as a string, e.g. \"8\")");
+    if (const auto v = table->optional_number(name, value_sign)) out[std::stoll(name)] = *v;
+  }
+  return out;
+}
+
+BandwidthConfig read_bandwidth(ObjectReader r) {
+  BandwidthConfig b;
+  b.gbps = r.required_number("gbps", Sign::kPositive);
+  b.efficient_factor = r.required_number("efficient_factor", Sign::kPositive);
+  b.latency_us = r.required_number("latency_us", Sign::kNonNegative);
+  b.fixed_latency = r.number_or("fixed_latency", 0.0, Sign::kNonNegative);
+  b.fixed_latency_us_by_comm_num = read_by_comm_num(r, "fixed_latency_us_by_comm_num", Sign::kNonNegative);
+  r.finish(UnknownKeys::kError);
+  return b;
+}
+
+ComputeOpConfig read_compute_op(ObjectReader r) {
+  ComputeOpConfig op;
+  op.tflops = r.required_number("tflops", Sign::kPositive);
+  // Zero is allowed: b200's fp8 entries ship with 0 (an fp8 run there is flagged by check_scenario).
+  op.efficient_factor = r.required_number("efficient_factor", Sign::kNonNegative);
+  if (auto table = r.optional_object("accurate_efficient_factor")) {
+    for (const auto& key : table->keys()) {
+      // A null entry is a shape that was not measured: SimuMax falls back to efficient_factor.
+      if (const auto eff = table->optional_number(key, Sign::kPositive)) op.accurate_efficient_factor[key] = *eff;
+    }
+  }
+  r.finish(UnknownKeys::kError);
+  return op;
+}
+
+NetOpConfig read_net_op(ObjectReader r) {
+  NetOpConfig op;
+  op.scale = r.required_number("scale", Sign::kNonNegative);
+  op.offset = r.required_number("offset", Sign::kAny);
+  op.efficient_factor = r.optional_number("efficient_factor", Sign::kPositive);
+  op.latency_us = r.optional_number("latency_us", Sign::kNonNegative);
+  op.fixed_latency_us = r.optional_number("fixed_latency_us", Sign::kNonNegative);
+  op.fixed_latency_us_by_comm_num = read_by_comm_num(r, "fixed_latency_us_by_comm_num", Sign::kNonNegative);
+  op.dp_fixed_bw = read_by_comm_num(r, "dp_fixed_bw", Sign::kPositive);
+  r.finish(UnknownKeys::kError);
+  return op;
+}
+
+NetworkConfig read_network(ObjectReader r) {
+  NetworkConfig net;
+  r.optional_number("processor_usage", Sign::kNonNegative);  // SimuMax reads it and never uses it
+  net.bandwidth = read_bandwidth(r.object("bandwidth"));
+  ObjectReader ops = r.object("op");
+  for (const auto& name : ops.keys()) {
+    warn_unused_name(ops, name, kNetOps);
+    net.op[name] = read_net_op(ops.object(name));
+  }
+  for (const auto& name : kNetOps) {
+    if (net.op.count(name) == 0)
+      ops.fail(name,
+               "required: every network tier must define all of all_reduce, "
+               "all_gather, reduce_scatter, p2p, all2all");
+  }
+  r.finish(UnknownKeys::kWarn);
+  return net;
+}
+
+void read_accelerator(ObjectReader r, SystemConfig& sys) {
+  sys.backend = r.required_string("backend");
+  sys.mem_gbs = r.required_number("mem_gbs", Sign::kPositive);
+  const std::string mode = r.optional_choice("mode", {"roofline", "only_compute"}).value_or("");
+  if (mode.empty()) r.fail("mode", "required field is missing: \"roofline\" or \"only_compute\"");
+  sys.mode = mode == "only_compute" ? AcceleratorMode::kOnlyCompute : AcceleratorMode::kRoofline;
+  ObjectReader ops = r.object("op");
+  for (const auto& name : ops.keys()) {
+    warn_unused_name(ops, name, kComputeOps);
+    sys.op[name] = read_compute_op(ops.object(name));
+  }
+  if (sys.op.count("default") == 0) ops.fail("default", "required: the compute entry used for unlisted ops");
+  ObjectReader bandwidths = r.object("bandwidth");
+  for (const auto& name : bandwidths.keys()) {
+    warn_unused_name(bandwidths, name, kBandwidthNames);
+    sys.bandwidth[name] = read_bandwidth(bandwidths.object(name));
+  }
+  if (sys.bandwidth.count("default") == 0) {
+    bandwidths.fail("default", "required: the memory bandwidth used for unlisted ops");
+  }
+  r.finish(UnknownKeys::kWarn);
+}
+
+}  // namespace
+
+SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
+  ObjectReader r(json, origin);
+  SystemConfig sys;
+  sys.sys_name = r.required_string("sys_name");
+  sys.num_per_node = r.required_int("num_per_node", Sign::kPositive);
+  sys.fc8 = r.bool_or("FC8", false);
+  read_accelerator(r.object("accelerator"), sys);
+  ObjectReader networks = r.object("networks");
+  sys.intra_with_pcie = networks.bool_or("intra_with_pcie", false);
+  for (const auto& name : networks.keys()) {
+    if (name != "intra_with_pcie") sys.networks[name] = read_network(networks.object(name));
+  }
+  r.finish(UnknownKeys::kWarn);
+  return sys;
+}
+
+}  // namespace simumax::config::detail

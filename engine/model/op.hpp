@@ -1,0 +1,68 @@
+// One leaf op of the transformer for one micro-batch on one rank: work, communication, memory facts.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace simumax::model {
+
+enum class Coll : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kP2p };
+enum class CommGroup : uint8_t { kTp, kCp, kEp, kEtp };
+enum class OpPass : uint8_t { kForward = 0, kBackwardAct = 1, kBackwardWeight = 2 };
+inline constexpr int kNumPasses = 3;
+
+const char* to_string(Coll c);
+const char* to_string(CommGroup g);
+
+// A collective an op needs in one pass (SimuMax charges it serially, never overlapped).
+struct Comm {
+  Coll coll = Coll::kAllReduce;
+  CommGroup group = CommGroup::kTp;
+  double bytes = 0;          // message size as SimuMax passes it to its cost formula
+  std::string stage;         // SimuMax's comm_stage label ("LinearCol_FWD_SP", "Attention_FWD_CP2", ...)
+  bool before_compute = false;  // runs before the kernel (gathers) or after (reductions)
+};
+
+// The work of one pass: a kernel with FLOPs (looked up in `compute_op`'s efficiency table with `shape_key`)
+// and one or more memory-access calls (each pays the bandwidth entry's kernel latency once).
+struct PassWork {
+  std::string compute_op;       // "matmul", "sdp_fwd", "default", "permute_fwd", "ce", ...
+  double flops = 0;
+  std::string shape_key;        // exact key into accurate_efficient_factor; empty for memory-bound ops
+  std::vector<double> mem_bytes;  // bytes of each memory call (usually one)
+};
+
+enum class OpType : uint8_t {
+  kEmbedding, kNorm, kLinearCol, kLinearRow, kCoreAttention, kSwiglu, kGelu, kCrossEntropy, kQuantizer,
+  kRouter, kPermutation, kUnpermutation, kGroupLinearCol, kGroupLinearRow,
+};
+const char* to_string(OpType t);
+
+struct Op {
+  std::string name;             // block-relative, e.g. "attn.linear_qkv"
+  OpType type = OpType::kNorm;
+  std::array<PassWork, kNumPasses> work;
+  std::array<std::vector<Comm>, kNumPasses> comm;
+  bool recompute = false;       // the forward is replayed in the backward
+  bool variance = false;        // a recompute "tail": replay costs nothing (SimuMax's variance node)
+  bool recompute_comm = false;  // the replay repeats the forward communication (TP/EP, never CP)
+
+  // Activation memory facts for one micro-batch (SimuMax's ActivationInfo), bytes.
+  int64_t act_cache = 0;     // saved for backward
+  int64_t act_fwd_peak = 0;  // transient during forward, above what is live before it
+  int64_t act_bwd_peak = 0;  // transient during backward
+  int64_t act_in_bytes = 0;  // its inputs (held instead of `act_cache` when it starts a recompute segment)
+
+  // Parameters held by this rank.
+  int64_t dense_numel = 0;
+  int64_t moe_numel = 0;
+  int weight_elem_bytes = 2;
+  // TE dummy-wgrad shape (rows, cols, elem bytes) when TE records one; rows == 0 when none.
+  std::array<int64_t, 3> te_dummy_wgrad = {0, 0, 0};
+
+  double fwd_flops() const { return work[0].flops; }
+};
+
+}  // namespace simumax::model

@@ -1,0 +1,222 @@
+#include "engine/model/op_builder.hpp"
+
+#include <string>
+
+namespace simumax::model {
+
+namespace {
+
+std::string gemm_key(int64_t b, int64_t m, int64_t k, int64_t n, const char* layout, bool accumulate,
+                     const char* out_dtype) {
+  return "b=" + std::to_string(b) + ", m=" + std::to_string(m) + ", k=" + std::to_string(k) +
+         ", n=" + std::to_string(n) + ", layout=" + layout + ", accumulate=" + (accumulate ? "True" : "False") +
+         ", out_dtype=" + out_dtype;
+}
+
+PassWork memory_work(const char* op, double bytes) {
+  PassWork w;
+  w.compute_op = op;
+  if (bytes != 0) w.mem_bytes.push_back(bytes);
+  return w;
+}
+
+Comm comm(Coll c, CommGroup g, double bytes, const char* stage) {
+  // Gathers feed the kernel that follows; reductions and all-to-alls consume its output.
+  return Comm{c, g, bytes, stage, c == Coll::kAllGather};
+}
+
+}  // namespace
+
+OpBuilder::OpBuilder(const config::Scenario& s, int64_t padded_vocab)
+    : m_(s.model),
+      st_(s.strategy),
+      sys_(s.system),
+      vocab_(padded_vocab),
+      e_(s.strategy.element_bytes()),
+      tp_(s.strategy.tp_size),
+      sp_(s.strategy.enable_sequence_parallel) {}
+
+PassWork OpBuilder::linear_work(int64_t flops, const std::string& key, double bytes) const {
+  PassWork w;
+  w.compute_op = st_.fp8 ? "fp8_matmul" : "matmul";
+  w.flops = static_cast<double>(flops);
+  w.shape_key = key;
+  if (bytes != 0) w.mem_bytes.push_back(bytes);
+  return w;
+}
+
+void OpBuilder::set_recompute(Op& op, Rec rec, bool comm_too) const {
+  op.recompute = rec.on;
+  op.variance = rec.on && rec.variance;
+  op.recompute_comm = rec.on && comm_too;
+}
+
+void OpBuilder::add_te_dummy(Op& op, int64_t rows, int64_t cols) const {
+  // TransformerEngine >= te_dummy_wgrad_min_version keeps a persistent dummy wgrad per distinct shape.
+  if (st_.use_fused_grad_accumulation &&
+      config::StrategyConfig::version_at_least(st_.te_version, st_.te_dummy_wgrad_min_version)) {
+    op.te_dummy_wgrad = {rows, cols, e_};
+  }
+}
+
+void OpBuilder::quantizer(std::vector<Op>& out, const std::string& name, int64_t numel, bool rec) const {
+  Op q;
+  q.name = name + ".quantizer";
+  q.type = OpType::kQuantizer;
+  q.work[0] = memory_work("default", static_cast<double>(numel * e_ + numel));
+  q.work[1] = memory_work("default", 0);
+  q.work[2] = memory_work("default", 0);
+  set_recompute(q, Rec{rec, false}, false);
+  q.act_fwd_peak = numel * e_ + numel;
+  q.act_in_bytes = numel * e_;
+  out.push_back(std::move(q));
+}
+
+int64_t OpBuilder::linear_col(std::vector<Op>& out, const std::string& name, int64_t s_in, int64_t k,
+                              int64_t n_total, Rec rec, bool lm_head) const {
+  const int64_t b = st_.micro_batch_size;
+  const int64_t n = n_total / tp_;
+  const int64_t m = sp_ ? s_in * tp_ : s_in;
+  const bool fp8 = st_.fp8 && !lm_head;
+  if (fp8) quantizer(out, name, b * s_in * k, rec.on);
+  const int64_t a = fp8 ? 1 : e_;
+  const int64_t flops = 2 * b * m * k * n;
+  const double wb = static_cast<double>(k * n * a), ib = static_cast<double>(b * m * k * a),
+               ob = static_cast<double>(b * m * n * e_);
+  const double mg = st_.use_fused_grad_accumulation ? static_cast<double>(k * n * 4) : 0.0;
+  const char* gd = st_.grad_reduce_in_bf16 ? "bf16" : "fp32";
+  Op op;
+  op.name = name;
+  op.type = OpType::kLinearCol;
+  op.work[0] = linear_work(flops, gemm_key(b, m, k, n, "TN", false, "bf16"), ib + wb + ob);
+  op.work[1] = linear_work(flops, gemm_key(b, m, n, k, "NN", false, "bf16"), wb + ob + ib);
+  op.work[2] = linear_work(flops, gemm_key(1, n, b * m, k, "NT", true, gd), ob + ib + wb + mg);
+  if (tp_ > 1) {
+    const double c = static_cast<double>(b * m * k * e_);
+    if (sp_) {
+      op.comm[0].push_back(comm(Coll::kAllGather, CommGroup::kTp, c, "LinearCol_FWD_SP"));
+      op.comm[1].push_back(comm(Coll::kReduceScatter, CommGroup::kTp, c, "LinearCol_BWD_ACT_SP"));
+      op.comm[2].push_back(comm(Coll::kAllGather, CommGroup::kTp, c, "LinearCol_BWD_W_SP"));
+    } else {
+      op.comm[1].push_back(comm(Coll::kAllReduce, CommGroup::kTp, c, "LinearCol_BWD_ACT_TP"));
+    }
+  }
+  set_recompute(op, rec, true);
+  const int64_t in_b = b * m * k * a, out_b = b * m * n * e_;
+  // bf16 keeps only its sequence-parallel shard of the input; fp8 keeps the gathered fp8 copy.
+  op.act_cache = (sp_ && !fp8) ? in_b / tp_ : in_b;
+  op.act_fwd_peak = op.act_bwd_peak = in_b + out_b + (st_.use_accm_weight ? 0 : k * n * a);
+  op.act_in_bytes = b * s_in * k * e_;
+  op.dense_numel = k * n;
+  op.weight_elem_bytes = static_cast<int>(a);
+  add_te_dummy(op, n, k);
+  out.push_back(std::move(op));
+  return m;
+}
+
+int64_t OpBuilder::linear_row(std::vector<Op>& out, const std::string& name, int64_t m, int64_t k_total,
+                              int64_t n, Rec rec) const {
+  const int64_t b = st_.micro_batch_size;
+  const int64_t k = k_total / tp_;
+  if (st_.fp8) quantizer(out, name, b * m * k, rec.on);
+  const int64_t a = st_.fp8 ? 1 : e_;
+  const int64_t s_out = sp_ ? m / tp_ : m;
+  const int64_t mo = sp_ ? s_out * tp_ : s_out;
+  const int64_t flops = 2 * b * m * k * n;
+  const double wb = static_cast<double>(k * n * a), ib = static_cast<double>(b * m * k * a),
+               ob = static_cast<double>(b * mo * n * e_);
+  const double mg = st_.use_fused_grad_accumulation ? static_cast<double>(k * n * 4) : 0.0;
+  const char* gd = st_.grad_reduce_in_bf16 ? "bf16" : "fp32";
+  Op op;
+  op.name = name;
+  op.type = OpType::kLinearRow;
+  op.work[0] = linear_work(flops, gemm_key(b, m, k, n, "TN", false, "bf16"), ib + wb + ob);
+  op.work[1] = linear_work(flops, gemm_key(b, m, n, k, "NN", false, "bf16"), wb + ob + ib);
+  // SimuMax's row-parallel wgrad bytes have no weight term (kept for parity; see docs/simumax-differences.md).
+  op.work[2] = linear_work(flops, gemm_key(1, n, b * m, k, "NT", true, gd), ob + ib + mg);
+  if (tp_ > 1) {
+    const double c = static_cast<double>(b * mo * n * e_);
+    if (sp_) {
+      op.comm[0].push_back(comm(Coll::kReduceScatter, CommGroup::kTp, c, "LinearROW_FWD_SP"));
+      op.comm[1].push_back(comm(Coll::kAllGather, CommGroup::kTp, c, "LinearROW_BWD_SP"));
+    } else {
+      op.comm[0].push_back(comm(Coll::kAllReduce, CommGroup::kTp, c, "LinearROW_FWD_TP"));
+    }
+  }
+  set_recompute(op, rec, true);
+  op.act_cache = b * m * k * a;
+  op.act_fwd_peak = op.act_bwd_peak = b * m * k * a + b * m * n * e_ + (st_.use_accm_weight ? 0 : k * n * a);
+  op.act_in_bytes = b * m * k * e_;
+  op.dense_numel = k * n;
+  op.weight_elem_bytes = static_cast<int>(a);
+  add_te_dummy(op, n, k);
+  out.push_back(std::move(op));
+  return s_out;
+}
+
+void OpBuilder::norm(std::vector<Op>& out, const std::string& name, int64_t rows, int64_t size, bool rec) const {
+  const int64_t b = st_.micro_batch_size;
+  const int64_t x = b * rows * size;
+  const double in = static_cast<double>(x * e_), o = in, w = static_cast<double>(size * e_);
+  const double rstd = static_cast<double>(x) / static_cast<double>(size) * static_cast<double>(e_);
+  Op op;
+  op.name = name;
+  op.type = OpType::kNorm;
+  double f, ba, bw;
+  if (st_.use_fused_norm) {
+    f = in + w + o;
+    ba = in + w + o + rstd;
+    bw = in + 2 * w;
+  } else {
+    const double f32 = static_cast<double>(x * 4);
+    f = (in + f32) + (f32 + o) + 4 * f32 + 4 * rstd + o + w;
+    bw = 2 * o + w;
+    ba = (o + f32) + (in + f32) + 11 * f32 + 5 * rstd + in + w;
+  }
+  op.work[0] = memory_work("default", f);
+  op.work[1] = memory_work("default", ba);
+  op.work[2] = memory_work("default", bw);
+  set_recompute(op, Rec{rec, false}, false);
+  if (st_.use_fused_norm) {
+    op.act_cache = x * e_;
+    op.act_fwd_peak = 2 * x * e_;
+    op.act_bwd_peak = 2 * x * e_ + (x / size) * e_;
+  } else {
+    const int64_t f4 = x * 4, r4 = (x / size) * 4;
+    op.act_cache = f4 + r4 + (f4 + r4) + x * e_;
+    op.act_fwd_peak = op.act_bwd_peak = 3 * f4 + 2 * r4;
+  }
+  op.act_in_bytes = x * e_;
+  op.dense_numel = size;
+  op.weight_elem_bytes = static_cast<int>(e_);
+  out.push_back(std::move(op));
+}
+
+void OpBuilder::activation(std::vector<Op>& out, const std::string& name, int64_t numel_in, bool rec) const {
+  Op op;
+  op.name = name;
+  const double in = static_cast<double>(numel_in * e_);
+  if (m_.use_swiglu) {
+    op.type = OpType::kSwiglu;
+    const int64_t n_out = numel_in / 2;
+    const double o = static_cast<double>(n_out * e_);
+    const double f = st_.use_fused_swiglu ? in + o : 5 * o;
+    const double ba = st_.use_fused_swiglu ? in + o : 8 * o;
+    op.work[0] = memory_work("default", f);
+    op.work[1] = memory_work("default", ba);
+    op.act_cache = (st_.use_fused_swiglu ? 2 : 3) * n_out * e_;
+    op.act_fwd_peak = op.act_bwd_peak = (numel_in + n_out) * e_;
+  } else {
+    op.type = OpType::kGelu;
+    op.work[0] = memory_work("default", 2 * in);
+    op.work[1] = memory_work("default", 2 * in);
+    op.act_cache = 3 * numel_in * e_;
+    op.act_fwd_peak = op.act_bwd_peak = 2 * numel_in * e_;
+  }
+  op.work[2] = memory_work("default", 0);
+  op.act_in_bytes = numel_in * e_;
+  set_recompute(op, Rec{rec, false}, false);
+  out.push_back(std::move(op));
+}
+
+}  // namespace simumax::model

@@ -1,0 +1,57 @@
+// Builds SimuMax's leaf ops (work, communication, memory facts, parameters) for one micro-batch on one rank.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/config/scenario.hpp"
+#include "engine/model/op.hpp"
+#include "engine/model/recompute_flags.hpp"
+
+namespace simumax::model {
+
+class OpBuilder {
+ public:
+  // `padded_vocab`: the vocabulary after Megatron's padding.
+  OpBuilder(const config::Scenario& s, int64_t padded_vocab);
+
+  // Each appends ops to `out`. Sequence arguments are rows per micro-batch on this rank.
+  // Returns the embedding output rows (S_l).
+  int64_t embedding(std::vector<Op>& out, int64_t seq_chunk) const;
+  void layer(std::vector<Op>& out, int local_layer, int64_t seq_local, bool dense_mlp) const;
+  void head(std::vector<Op>& out, int64_t seq_local) const;
+
+ private:
+  struct Rec {
+    bool on = false;
+    bool variance = false;
+  };
+  // Linear layers return their output rows (M for a column linear; S_out for a row linear).
+  int64_t linear_col(std::vector<Op>& out, const std::string& name, int64_t s_in, int64_t k, int64_t n_total,
+                     Rec rec, bool lm_head = false) const;
+  int64_t linear_row(std::vector<Op>& out, const std::string& name, int64_t m, int64_t k_total, int64_t n,
+                     Rec rec) const;
+  void norm(std::vector<Op>& out, const std::string& name, int64_t rows, int64_t size, bool rec) const;
+  void quantizer(std::vector<Op>& out, const std::string& name, int64_t numel, bool rec) const;
+  void core_attention(std::vector<Op>& out, const std::string& name, int64_t m, int64_t dqk, int64_t dv,
+                      Rec rec) const;
+  void activation(std::vector<Op>& out, const std::string& name, int64_t numel_in, bool rec) const;
+  void gqa_attention(std::vector<Op>& out, int64_t s_local, const AttnRecompute& af) const;
+  void dense_mlp(std::vector<Op>& out, const std::string& prefix, int64_t s_local, int64_t ffn,
+                 const MlpRecompute& mf) const;
+  void cross_entropy(std::vector<Op>& out, int64_t m, int64_t v_local) const;
+  void set_recompute(Op& op, Rec rec, bool comm_too) const;
+  PassWork linear_work(int64_t flops, const std::string& key, double bytes) const;
+  void add_te_dummy(Op& op, int64_t rows, int64_t cols) const;
+
+  const config::ModelConfig& m_;
+  const config::StrategyConfig& st_;
+  const config::SystemConfig& sys_;
+  int64_t vocab_;
+  int64_t e_;    // activation element bytes
+  int64_t tp_;
+  bool sp_;
+};
+
+}  // namespace simumax::model

@@ -1,0 +1,192 @@
+#include "engine/model/step_model.hpp"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "engine/common/error.hpp"
+#include "engine/model/op_builder.hpp"
+
+namespace simumax::model {
+
+const char* to_string(StageKind k) {
+  switch (k) {
+    case StageKind::kFirst: return "first";
+    case StageKind::kMiddle: return "middle";
+    case StageKind::kLast: return "last";
+  }
+  return "?";
+}
+
+int layers_on_stage(const config::StrategyConfig& st, const config::ModelConfig& m, StageKind stage) {
+  const auto& first = st.num_layers_in_first_pipeline_stage;
+  const auto& last = st.num_layers_in_last_pipeline_stage;
+  if (first || last) {
+    int64_t left = m.layer_num, stages = st.pp_size;
+    if (first) left -= *first, --stages;
+    if (last) left -= *last, --stages;
+    if (stage == StageKind::kFirst && first) return static_cast<int>(*first);
+    if (stage == StageKind::kLast && last) return static_cast<int>(*last);
+    return stages > 0 ? static_cast<int>(left / stages) : 0;
+  }
+  const int64_t n = m.layer_num + (st.account_for_embedding_in_pipeline_split ? 1 : 0) +
+                    (st.account_for_loss_in_pipeline_split ? 1 : 0);
+  int64_t per = n / st.pp_size;
+  if (stage == StageKind::kFirst && st.account_for_embedding_in_pipeline_split) --per;
+  if (stage == StageKind::kLast && st.account_for_loss_in_pipeline_split) --per;
+  return static_cast<int>(per);
+}
+
+namespace {
+
+ChunkParams chunk_params(const config::StrategyConfig& st, const Chunk& c) {
+  ChunkParams p;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> dummy_shapes;  // TE keeps one buffer per distinct shape
+  int64_t weight_bytes = 0;
+  for (const Block& b : c.blocks) {
+    for (const Op& op : b.ops) {
+      p.dense_numel += op.dense_numel * b.repeat;
+      p.moe_numel += op.moe_numel * b.repeat;
+      weight_bytes += (op.dense_numel + op.moe_numel) * op.weight_elem_bytes * b.repeat;
+      if (op.te_dummy_wgrad[0] > 0) {
+        dummy_shapes.insert({op.te_dummy_wgrad[0], op.te_dummy_wgrad[1], op.te_dummy_wgrad[2]});
+      }
+    }
+  }
+  const int64_t g_dense = st.dp_size() * st.cp_size, g_moe = st.edp_size();
+  const int64_t mg = st.main_grad_bytes();
+  p.dense_grad_bytes = p.dense_numel * mg;
+  p.moe_grad_bytes = p.moe_numel * mg;
+  if (st.zero_state >= 2) {
+    p.dense_grad_bytes /= g_dense;
+    p.moe_grad_bytes /= g_moe;
+  }
+  p.grad_bytes = p.dense_grad_bytes + p.moe_grad_bytes;
+  p.dense_state_bytes = 12.0 * static_cast<double>(p.dense_numel) / (st.zero_state >= 1 ? g_dense : 1);
+  p.moe_state_bytes = 12.0 * static_cast<double>(p.moe_numel) / (st.zero_state >= 1 ? g_moe : 1);
+  p.optimizer_state_bytes = p.dense_state_bytes + p.moe_state_bytes;
+  p.weight_bytes = st.zero_state >= 3 ? weight_bytes / g_dense : weight_bytes;
+  for (const auto& [r, cl, e] : dummy_shapes) p.te_dummy_wgrad_bytes += r * cl * e;
+  return p;
+}
+
+// Consecutive layers of a chunk that are built identically share one block.
+void add_layer_blocks(const OpBuilder& ob, const config::StrategyConfig& st, Chunk& c, int first_global_layer,
+                      int dense_layers, int64_t seq_local) {
+  int i = 0;
+  while (i < c.num_layers) {
+    const bool rec = i < st.recompute_layer_num;
+    const bool dense = i < dense_layers;
+    int j = i + 1;
+    while (j < c.num_layers && (j < st.recompute_layer_num) == rec && (j < dense_layers) == dense) ++j;
+    Block b;
+    b.kind = BlockKind::kLayer;
+    b.first_layer = first_global_layer + i;
+    b.repeat = j - i;
+    ob.layer(b.ops, i, seq_local, dense);
+    c.blocks.push_back(std::move(b));
+    i = j;
+  }
+}
+
+Chunk build_chunk(const config::Scenario& s, const OpBuilder& ob, StageKind stage, int first_global_layer,
+                  bool pre, bool post) {
+  const auto& st = s.strategy;
+  Chunk c;
+  c.stage = stage;
+  c.num_layers = layers_on_stage(st, s.model, stage);
+  c.has_embedding = pre;
+  c.has_head = post;
+  const int64_t seq_chunk = st.seq_len / st.cp_size;
+  int64_t seq_local = (st.enable_sequence_parallel ? st.seq_len / st.tp_size : st.seq_len) / st.cp_size;
+  if (pre) {
+    Block b;
+    b.kind = BlockKind::kEmbedding;
+    seq_local = ob.embedding(b.ops, seq_chunk);
+    c.blocks.push_back(std::move(b));
+  }
+  // SimuMax puts every dense layer of an MoE model on the first stage.
+  const int dense_layers = stage == StageKind::kFirst ? static_cast<int>(s.model.dense_layers) : 0;
+  add_layer_blocks(ob, st, c, first_global_layer, dense_layers, seq_local);
+  if (post) {
+    Block b;
+    b.kind = BlockKind::kHead;
+    ob.head(b.ops, seq_local);
+    c.blocks.push_back(std::move(b));
+  }
+  c.params = chunk_params(st, c);
+  return c;
+}
+
+}  // namespace
+
+StepModel build_step_model(const config::Scenario& s) {
+  const auto& st = s.strategy;
+  StepModel sm;
+  sm.padded_vocab = s.model.padded_vocab(st.tp_size);
+  OpBuilder ob(s, sm.padded_vocab);
+  const int64_t pp = st.pp_size;
+  const int first_layers = layers_on_stage(st, s.model, StageKind::kFirst);
+  const int middle_layers = pp > 2 ? layers_on_stage(st, s.model, StageKind::kMiddle) : 0;
+  sm.chunks.push_back(build_chunk(s, ob, StageKind::kFirst, 0, true, pp == 1));
+  if (pp > 2) sm.chunks.push_back(build_chunk(s, ob, StageKind::kMiddle, first_layers, false, false));
+  if (pp > 1) {
+    const int last_first = first_layers + static_cast<int>(pp - 2) * middle_layers;
+    sm.chunks.push_back(build_chunk(s, ob, StageKind::kLast, last_first, false, true));
+  }
+  sm.chunk_of_stage.resize(pp);
+  for (int64_t r = 0; r < pp; ++r) {
+    sm.chunk_of_stage[r] = r == 0 ? 0 : (r == pp - 1 ? static_cast<int>(sm.chunks.size()) - 1 : 1);
+  }
+  double p2p = static_cast<double>(st.micro_batch_size * st.seq_len * s.model.hidden_size * st.element_bytes()) /
+               static_cast<double>(st.cp_size);
+  if (st.enable_sequence_parallel) p2p /= static_cast<double>(st.tp_size);
+  sm.p2p_bytes = p2p;
+  sm.flops_per_token = flops_per_token(s.model, sm.padded_vocab, st.seq_len);
+  sm.seq_len_local = (st.enable_sequence_parallel ? st.seq_len / st.tp_size : st.seq_len) / st.cp_size;
+  return sm;
+}
+
+double flops_per_token(const config::ModelConfig& m, int64_t padded_vocab, int64_t seq_len) {
+  const double L = static_cast<double>(m.layer_num), H = static_cast<double>(m.hidden_size);
+  const double S = static_cast<double>(seq_len);
+  const bool mla = m.attention_type == config::AttentionType::kMla;
+  double qkv, proj;
+  if (mla) {
+    const double n = static_cast<double>(m.head_num);
+    const double dq = static_cast<double>(m.qk_head_dim.value_or(0) + m.qk_pos_emb_head_dim.value_or(0));
+    const double kvl = static_cast<double>(m.kv_lora_rank.value_or(0));
+    qkv = m.q_lora_rank ? H * static_cast<double>(*m.q_lora_rank) + static_cast<double>(*m.q_lora_rank) * n * dq
+                        : H * n * dq;
+    qkv += H * (kvl + static_cast<double>(m.qk_pos_emb_head_dim.value_or(0))) +
+           kvl * n * static_cast<double>(m.qk_head_dim.value_or(0) + m.v_head_dim.value_or(0));
+    proj = static_cast<double>(m.v_head_dim.value_or(0)) * n * H;
+  } else {
+    const double d = static_cast<double>(m.head_size.value_or(0));
+    qkv = H * (d * static_cast<double>(m.head_num) + 2 * d * static_cast<double>(m.kv_head_num));
+    proj = H * H;  // SimuMax counts H*H, not heads*head_size (kept: MFU parity)
+  }
+  double res = 0, factor = 1;
+  const int64_t topk = m.topk.value_or(0);
+  if (topk > 1) {
+    factor += static_cast<double>(topk - 1);
+    res += 6 * L * H * static_cast<double>(m.expert_num);
+  }
+  const double ffn = static_cast<double>(m.ffn_hidden());
+  if (m.moe_shared_expert_intermediate_size) {
+    factor += static_cast<double>(*m.moe_shared_expert_intermediate_size) / ffn;
+  }
+  const double mlp = (m.use_swiglu ? 3 : 2) * H * ffn;
+  res += 6 * L * (qkv + proj) + 6 * L * mlp * factor;
+  if (mla) {
+    const double n = static_cast<double>(m.head_num);
+    res += 6 * L * (S * static_cast<double>(m.qk_head_dim.value_or(0) + m.qk_pos_emb_head_dim.value_or(0)) * n +
+                    S * static_cast<double>(m.v_head_dim.value_or(0)) * n);
+  } else {
+    res += 6 * L * (2 * S * H);
+  }
+  res += 6 * H * static_cast<double>(padded_vocab);
+  return res;
+}
+
+}  // namespace simumax::model

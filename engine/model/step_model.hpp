@@ -1,0 +1,31 @@
+// The whole step's model: the distinct chunks of every pipeline stage, plus model-level totals.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/config/scenario.hpp"
+#include "engine/model/chunk.hpp"
+
+namespace simumax::model {
+
+struct StepModel {
+  std::vector<Chunk> chunks;              // distinct physical chunks: first, [middle], [last]
+  std::vector<int> chunk_of_stage;        // pipeline stage -> index into chunks
+  int64_t padded_vocab = 0;
+  double p2p_bytes = 0;                   // one pipeline send/recv message
+  double flops_per_token = 0;             // SimuMax's MFU numerator per token (see docs)
+  int64_t seq_len_local = 0;              // S_l: rows of the residual stream on a rank
+};
+
+// Builds the per-stage chunks of the scenario (SimuMax's layer split, uneven stages, embedding and head placement).
+// REQUIRES: config::check_scenario(s) passed.
+StepModel build_step_model(const config::Scenario& s);
+
+// Layers built on a physical stage (SimuMax's get_num_layers_to_build, without VPP).
+int layers_on_stage(const config::StrategyConfig& st, const config::ModelConfig& m, StageKind stage);
+
+// SimuMax's flops_per_token (padded vocab; every layer counted as MoE when topk > 1).
+double flops_per_token(const config::ModelConfig& m, int64_t padded_vocab, int64_t seq_len);
+
+}  // namespace simumax::model

@@ -1,0 +1,111 @@
+#include "engine/model/step_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include "engine/common/units.hpp"
+
+namespace simumax::model {
+namespace {
+
+// The llama2-7b shape with 2 layers, tp2 + SP, dp4, ZeRO-1, bf16, vocab 32000 (SimuMax's worked check).
+config::Scenario llama2_7b_two_layers() {
+  config::Scenario s;
+  s.name = "llama2-7b-2l";
+  auto& m = s.model;
+  m.model_type = "dense";
+  m.hidden_size = 4096;
+  m.head_num = 32;
+  m.kv_head_num = 32;
+  m.head_size = 128;
+  m.intermediate_size = 11008;
+  m.layer_num = 2;
+  m.vocab_size = 32000;
+  m.use_swiglu = true;
+  auto& st = s.strategy;
+  st.seq_len = 4096;
+  st.micro_batch_size = 1;
+  st.micro_batch_num = 1;
+  st.world_size = 8;
+  st.tp_size = 2;
+  s.system.op["default"] = {100, 0.5, {}};
+  s.system.bandwidth["default"] = {1000, 0.5, 10, 0, {}};
+  return s;
+}
+
+TEST(StepModel, StaticMemoryMatchesSimuMaxWorkedCheck) {
+  const auto s = llama2_7b_two_layers();
+  const StepModel m = build_step_model(s);
+  ASSERT_EQ(m.chunks.size(), 1u);
+  const auto& p = m.chunks[0].params;
+  EXPECT_EQ(p.dense_numel, 333467648);
+  EXPECT_EQ(p.weight_bytes, 666935296);
+  EXPECT_EQ(p.grad_bytes, 1333870592);
+  EXPECT_DOUBLE_EQ(p.optimizer_state_bytes, 1000402944.0);
+  EXPECT_EQ(p.model_bytes(), 3001208832);
+}
+
+TEST(StepModel, LayerActivationCacheMatchesSimuMaxWorkedCheck) {
+  const auto s = llama2_7b_two_layers();
+  const StepModel m = build_step_model(s);
+  int64_t layer_cache = 0;
+  for (const auto& blk : m.chunks[0].blocks) {
+    if (blk.kind != BlockKind::kLayer) continue;
+    for (const auto& op : blk.ops) layer_cache += op.act_cache;
+  }
+  // 16 (ln) + 16 (qkv) + 48.125 (attention) + 16 (out) + 16 (ln2) + 16 (fc1) + 86 (swiglu) + 43 (fc2) MiB
+  EXPECT_DOUBLE_EQ(static_cast<double>(layer_cache) / common::kMiB, 257.125);
+}
+
+TEST(StepModel, IdenticalLayersShareOneBlock) {
+  auto s = llama2_7b_two_layers();
+  s.model.layer_num = 8;
+  const StepModel m = build_step_model(s);
+  ASSERT_EQ(m.chunks[0].blocks.size(), 3u);  // embedding, 8 x layer, head
+  EXPECT_EQ(m.chunks[0].blocks[1].repeat, 8);
+}
+
+TEST(StepModel, UnevenPipelineStagesGetTheirLayers) {
+  auto s = llama2_7b_two_layers();
+  s.model.layer_num = 12;
+  s.strategy.tp_size = 1;
+  s.strategy.pp_size = 3;
+  s.strategy.world_size = 3;
+  s.strategy.num_layers_in_first_pipeline_stage = 2;
+  s.strategy.num_layers_in_last_pipeline_stage = 4;
+  const StepModel m = build_step_model(s);
+  ASSERT_EQ(m.chunks.size(), 3u);
+  EXPECT_EQ(m.chunks[0].num_layers, 2);
+  EXPECT_EQ(m.chunks[1].num_layers, 6);
+  EXPECT_EQ(m.chunks[2].num_layers, 4);
+  EXPECT_EQ(m.chunks[2].blocks.front().first_layer, 8);
+  EXPECT_EQ(m.chunk_of_stage, (std::vector<int>{0, 1, 2}));
+}
+
+TEST(StepModel, AccountForEmbeddingAndLossRemovesALayer) {
+  auto s = llama2_7b_two_layers();
+  s.model.layer_num = 6;
+  s.strategy.tp_size = 1;
+  s.strategy.pp_size = 2;
+  s.strategy.world_size = 2;
+  s.strategy.account_for_embedding_in_pipeline_split = true;
+  s.strategy.account_for_loss_in_pipeline_split = true;
+  const StepModel m = build_step_model(s);
+  EXPECT_EQ(m.chunks[0].num_layers, 3);
+  EXPECT_EQ(m.chunks[1].num_layers, 3);
+}
+
+TEST(StepModel, FlopsPerTokenMatchesSimuMaxExample) {
+  // llama3-8b, seq 4096, vocab 128257 padded to 128384: 51,473,547,264 FLOPs per token (time spec §12).
+  config::ModelConfig m;
+  m.hidden_size = 4096;
+  m.head_num = 32;
+  m.kv_head_num = 8;
+  m.head_size = 128;
+  m.intermediate_size = 14336;
+  m.layer_num = 32;
+  m.use_swiglu = true;
+  EXPECT_DOUBLE_EQ(flops_per_token(m, 128384, 4096), 51473547264.0);
+}
+
+}  // namespace
+}  // namespace simumax::model

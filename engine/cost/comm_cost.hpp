@@ -1,0 +1,33 @@
+// The network model: each group's tier (from group sizes, as SimuMax picks it) and a collective's time.
+#pragma once
+
+#include <string>
+
+#include "engine/config/scenario.hpp"
+#include "engine/model/op.hpp"
+
+namespace simumax::cost {
+
+// Network tier names (keys of SystemConfig::networks) of every parallel group.
+struct Nets {
+  std::string tp, cp, pp, dp, ep, etp, edp;
+};
+
+// SimuMax's analysis_net: tiers from group sizes (not placement); user *_net fields are ignored.
+Nets select_nets(const config::StrategyConfig& st, const config::SystemConfig& sys);
+
+struct CommTime {
+  double seconds = 0;          // total
+  double latency_seconds = 0;  // the latency part (per-hop latency scaling + fixed latency)
+};
+
+// Which of SimuMax's special inter-node rules applies (its comm_stage argument).
+enum class CommStage { kLayer, kDenseDp, kExpertDp };
+
+// SimuMax's compute_net_op_time. `stage_label` matters for inter-node all-to-all (EP/CP rule).
+// REQUIRES: sys.networks contains `net` with an entry for `coll`; n >= 1.
+CommTime comm_time(const config::SystemConfig& sys, const config::StrategyConfig& st, model::Coll coll,
+                   double bytes, int64_t n, const std::string& net, CommStage stage,
+                   const std::string& stage_label = "");
+
+}  // namespace simumax::cost

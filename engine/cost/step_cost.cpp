@@ -1,0 +1,164 @@
+#include "engine/cost/step_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/cost/kernel_cost.hpp"
+
+namespace simumax::cost {
+
+using model::Coll;
+using model::CommGroup;
+
+double OpCost::fwd_total() const {
+  double t = seconds[0];
+  for (const auto& c : comm[0]) t += c.seconds;
+  return t;
+}
+
+double OpCost::bwd_total() const {
+  double t = seconds[1] + seconds[2] + recompute_seconds;
+  for (int p = 1; p < model::kNumPasses; ++p) {
+    for (const auto& c : comm[p]) t += c.seconds;
+  }
+  if (recompute_comm) {
+    for (const auto& c : comm[0]) t += c.seconds;
+  }
+  return t;
+}
+
+double DpCost::total_seconds() const {
+  return static_cast<double>(reduce_scatter_buckets) * reduce_scatter.seconds +
+         static_cast<double>(all_gather_buckets) * all_gather.seconds +
+         static_cast<double>(all_reduce_buckets) * all_reduce.seconds;
+}
+
+namespace {
+
+struct GroupInfo {
+  int64_t size;
+  const std::string* net;
+};
+
+GroupInfo group_info(const config::StrategyConfig& st, const Nets& nets, CommGroup g) {
+  switch (g) {
+    case CommGroup::kTp: return {st.tp_size, &nets.tp};
+    case CommGroup::kCp: return {st.cp_size, &nets.cp};
+    case CommGroup::kEp: return {st.ep_size, &nets.ep};
+    case CommGroup::kEtp: return {st.etp_size, &nets.etp};
+  }
+  return {1, &nets.tp};
+}
+
+OpCost cost_op(const config::Scenario& s, const Nets& nets, const model::Op& op) {
+  OpCost c;
+  for (int p = 0; p < model::kNumPasses; ++p) {
+    const KernelTime k = kernel_time(s.system, op.work[p]);
+    c.seconds[p] = k.seconds;
+    c.table_hit[p] = k.table_hit;
+    for (const auto& cm : op.comm[p]) {
+      const GroupInfo gi = group_info(s.strategy, nets, cm.group);
+      const CommTime t = comm_time(s.system, s.strategy, cm.coll, cm.bytes, gi.size, *gi.net, CommStage::kLayer,
+                                   cm.stage);
+      c.comm[p].push_back(CommCost{&cm, gi.size, t.seconds, t.latency_seconds, *gi.net});
+    }
+  }
+  if (op.recompute && !op.variance) {
+    c.recompute_seconds = c.seconds[0];
+    c.recompute_comm = op.recompute_comm;
+  }
+  return c;
+}
+
+DpCost dp_cost(const config::Scenario& s, double grad_bytes, int64_t n, const std::string& net, CommStage stage) {
+  const auto& st = s.strategy;
+  DpCost d;
+  d.group_size = n;
+  d.net = net;
+  const double bucket = static_cast<double>(std::max<int64_t>(40000000, 1000000 * n) * 4);
+  d.bucket_bytes = bucket;
+  const double ag_bytes = grad_bytes / static_cast<double>(st.main_grad_bytes()) *
+                          static_cast<double>(st.element_bytes());
+  // SimuMax charges every bucket in full (the last partial one rounded up).
+  auto buckets = [&](double bytes) {
+    return static_cast<int64_t>(std::floor((bytes - 1) / bucket)) + 1;
+  };
+  const int64_t n_rs = buckets(grad_bytes);
+  int64_t n_ag = buckets(ag_bytes);
+  if (s.model.is_moe()) n_ag *= 2;  // SimuMax doubles the all-gather count of both families for MoE models
+  if (st.zero_state >= 1) {
+    d.reduce_scatter_buckets = n_rs;
+    d.all_gather_buckets = n_ag;
+    d.reduce_scatter = comm_time(s.system, st, Coll::kReduceScatter, bucket, n, net, stage);
+    d.all_gather = comm_time(s.system, st, Coll::kAllGather, bucket, n, net, stage);
+  } else {
+    d.all_reduce_buckets = n_rs;
+    d.all_reduce = comm_time(s.system, st, Coll::kAllReduce, bucket, n, net, stage);
+  }
+  return d;
+}
+
+OptimizerCost optimizer_cost(const config::Scenario& s, const model::ChunkParams& p) {
+  const auto& st = s.strategy;
+  const double grads = static_cast<double>(p.grad_bytes);
+  const double state = p.optimizer_state_bytes;
+  const double chunk = st.grad_reduce_in_bf16 ? state / 6 : state / 3;
+  const double wbytes = state / 3;
+  auto m = [&](double b) { return memory_seconds(s.system, "default", b); };
+  OptimizerCost o;
+  o.parts = {{"zero_grad", m(grads)},
+             {"l2_norm", m(grads)},
+             {"scale", st.dp_size() * st.cp_size > 1 ? m(2 * grads) : 0.0},
+             {"l2_norm_after", m(chunk)},
+             {"clip", m(2 * chunk)},
+             {"adam", m(chunk + 3 * state)},
+             {"copy_to_bf16", m(1.5 * wbytes)}};
+  for (const auto& [name, t] : o.parts) o.seconds += t;
+  return o;
+}
+
+}  // namespace
+
+double straggler_ratio(const config::Scenario& s) {
+  const auto& st = s.strategy;
+  if (!st.enable_straggler_model) return 1.0;
+  const int64_t npn = std::max<int64_t>(1, s.system.num_per_node);
+  const int64_t nodes = (st.world_size + npn - 1) / npn;
+  const int64_t n = std::max<int64_t>(1, std::min({nodes, st.dp_size(), st.edp_size()}));
+  if (n <= 1) return 1.0;
+  const double l2 = std::log2(static_cast<double>(n));
+  return 1.0 + l2 / (l2 + 1.0) * 0.09 * std::sqrt(l2);
+}
+
+StepCost cost_step(const config::Scenario& s, const model::StepModel& m) {
+  const auto& st = s.strategy;
+  StepCost sc;
+  sc.nets = select_nets(st, s.system);
+  for (const auto& chunk : m.chunks) {
+    ChunkCost cc;
+    for (const auto& block : chunk.blocks) {
+      BlockCost bc;
+      for (const auto& op : block.ops) {
+        bc.ops.push_back(cost_op(s, sc.nets, op));
+        bc.fwd_seconds += bc.ops.back().fwd_total();
+        bc.bwd_seconds += bc.ops.back().bwd_total();
+      }
+      cc.fwd_seconds += bc.fwd_seconds * block.repeat;
+      cc.bwd_seconds += bc.bwd_seconds * block.repeat;
+      cc.blocks.push_back(std::move(bc));
+    }
+    const auto& p = chunk.params;
+    cc.dense_dp = dp_cost(s, static_cast<double>(p.dense_grad_bytes), st.dp_size() * st.cp_size, sc.nets.dp,
+                          CommStage::kDenseDp);
+    cc.moe_dp = dp_cost(s, static_cast<double>(p.moe_grad_bytes), st.edp_size(), sc.nets.edp, CommStage::kExpertDp);
+    cc.optimizer = optimizer_cost(s, p);
+    sc.chunks.push_back(std::move(cc));
+  }
+  if (st.pp_size > 1) {
+    sc.p2p = comm_time(s.system, st, Coll::kP2p, m.p2p_bytes, 2, sc.nets.pp, CommStage::kLayer);
+  }
+  sc.straggler_ratio = straggler_ratio(s);
+  return sc;
+}
+
+}  // namespace simumax::cost

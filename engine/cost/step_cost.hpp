@@ -1,0 +1,75 @@
+// Durations of everything in a step: each op's passes and collectives, p2p, DP buckets, optimizer.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "engine/cost/comm_cost.hpp"
+#include "engine/model/step_model.hpp"
+
+namespace simumax::cost {
+
+struct CommCost {
+  const model::Comm* comm = nullptr;  // what it is (points into the StepModel)
+  int64_t group_size = 1;
+  double seconds = 0;
+  double latency_seconds = 0;
+  std::string net;
+};
+
+struct OpCost {
+  std::array<double, model::kNumPasses> seconds{};   // kernel time of fwd / bwd-act / bwd-weight
+  std::array<bool, model::kNumPasses> table_hit{};
+  std::array<std::vector<CommCost>, model::kNumPasses> comm;
+  double recompute_seconds = 0;           // kernel time replayed in the backward
+  bool recompute_comm = false;            // the replay repeats comm[forward]
+  double fwd_total() const;               // kernel + forward comm
+  double bwd_total() const;               // kernels + comm of both backward passes + recompute
+};
+
+struct BlockCost {
+  std::vector<OpCost> ops;
+  double fwd_seconds = 0;  // one copy of the block
+  double bwd_seconds = 0;
+};
+
+// Data-parallel communication of one parameter family (dense over dp*cp, experts over edp).
+struct DpCost {
+  int64_t group_size = 1;
+  std::string net;
+  int64_t reduce_scatter_buckets = 0;
+  int64_t all_gather_buckets = 0;
+  int64_t all_reduce_buckets = 0;
+  double bucket_bytes = 0;
+  CommTime reduce_scatter, all_gather, all_reduce;  // per bucket
+  double total_seconds() const;
+};
+
+struct OptimizerCost {
+  double seconds = 0;
+  std::vector<std::pair<std::string, double>> parts;  // zero_grad, l2_norm, scale, ..., copy
+};
+
+struct ChunkCost {
+  std::vector<BlockCost> blocks;
+  double fwd_seconds = 0;   // one micro-batch, all blocks, comm included
+  double bwd_seconds = 0;   // one micro-batch, comm and recompute included
+  DpCost dense_dp, moe_dp;
+  OptimizerCost optimizer;
+};
+
+struct StepCost {
+  Nets nets;
+  std::vector<ChunkCost> chunks;  // parallel to StepModel::chunks
+  CommTime p2p;                   // one pipeline send/recv (zero when pp == 1)
+  double straggler_ratio = 1;
+};
+
+// REQUIRES: m = model::build_step_model(s).
+StepCost cost_step(const config::Scenario& s, const model::StepModel& m);
+
+// SimuMax's straggler ratio: 1 + log2(n)/(log2(n)+1) * 0.09 * sqrt(log2(n)), n = min(nodes, dp, edp).
+double straggler_ratio(const config::Scenario& s);
+
+}  // namespace simumax::cost

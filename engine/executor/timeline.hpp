@@ -1,0 +1,17 @@
+// What an executor returns: when every task of the DAG started and ended.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace simumax::executor {
+
+struct Timeline {
+  std::vector<double> start;   // seconds, per task
+  std::vector<double> end;     // seconds, per task
+  double makespan = 0;         // latest end
+  std::string executor;        // "fast" or "sim"
+};
+
+}  // namespace simumax::executor

@@ -1,0 +1,40 @@
+// Lowering: the step's model and costs become a task DAG per rank (the schedule as dependency edges).
+#pragma once
+
+#include "engine/config/scenario.hpp"
+#include "engine/cost/step_cost.hpp"
+#include "engine/graph/task_graph.hpp"
+#include "engine/model/step_model.hpp"
+
+namespace simumax::graph {
+
+// How finely compute is split into tasks. Coarser is faster; the step time is the same without overlap.
+enum class Granularity {
+  kChunk,  // one forward and one backward task per micro-batch and stage
+  kLayer,  // one task per layer (embedding, head) and pass; TP communication folded in
+  kOp,     // every op's kernels and every collective as its own task
+};
+
+// Which ranks get tasks.
+enum class RankScope {
+  kStages,  // one representative rank per pipeline stage; TP/CP/DP peers are identical, so collectives
+            // are analytical delays on that rank (what SimuMax computes)
+  kAll,     // every rank of the job; PP send/recv and DP collectives join the ranks that take part
+};
+
+struct LoweringOptions {
+  Granularity granularity = Granularity::kLayer;
+  RankScope scope = RankScope::kStages;
+};
+
+// REQUIRES: m = model::build_step_model(s), c = cost::cost_step(s, m).
+TaskGraph lower_step(const config::Scenario& s, const model::StepModel& m, const cost::StepCost& c,
+                     const LoweringOptions& options);
+
+// True when the DAG has no cycle (Boost.Graph topological sort). For tests and --check.
+bool is_acyclic(const TaskGraph& g);
+
+const char* to_string(Granularity g);
+const char* to_string(RankScope s);
+
+}  // namespace simumax::graph

@@ -1,0 +1,49 @@
+// Emits one stage's forward / backward of a micro-batch, and the end-of-step DP work, at a granularity.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/graph/graph_builder.hpp"
+#include "engine/graph/lowering.hpp"
+
+namespace simumax::graph {
+
+class StageEmitter {
+ public:
+  StageEmitter(GraphBuilder& b, const config::Scenario& s, const model::StepModel& m, const cost::StepCost& c,
+               const LoweringOptions& o);
+
+  // `lanes`: the graph ranks running this stage in lockstep (a TP group, or one representative rank).
+  void forward(int stage, const std::vector<uint32_t>& lanes, int mb);
+  void backward(int stage, const std::vector<uint32_t>& lanes, int mb);
+  // DP gradient reduce, optimizer and parameter gather on every rank, after the pipeline.
+  void step_end(int64_t tp, const std::vector<std::vector<std::vector<uint32_t>>>& sets);
+  bool network_comm() const { return options_.scope == RankScope::kAll; }
+
+ private:
+  struct MemStep {
+    int64_t peak = 0;
+    int64_t delta = 0;
+  };
+  struct BlockMem {
+    MemStep fwd, bwd;
+  };
+  void compute(const std::vector<uint32_t>& lanes, Task t);
+  void comm(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t);
+  void op_forward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc, Task base);
+  void op_backward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc, Task base);
+  void op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc, Task base);
+  static BlockMem block_mem(const model::Block& blk);
+
+  GraphBuilder& b_;
+  const config::Scenario& s_;
+  const model::StepModel& m_;
+  const cost::StepCost& c_;
+  LoweringOptions options_;
+  double ratio_;
+  std::vector<std::vector<BlockMem>> block_mem_;  // [chunk][block], one copy of the block
+  std::vector<BlockMem> chunk_mem_;               // [chunk], the whole chunk
+};
+
+}  // namespace simumax::graph

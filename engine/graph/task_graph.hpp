@@ -1,0 +1,87 @@
+// The lowered training step: a task DAG over ranks in compact arrays, shared by both executors.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace simumax::graph {
+
+inline constexpr uint32_t kNoGroup = std::numeric_limits<uint32_t>::max();
+
+// Which lane of a GPU a task runs on (the trace's threads).
+enum class TaskKind : uint8_t {
+  kCompute,      // forward / backward kernels
+  kRecompute,    // forward work replayed in the backward
+  kTpComm,       // TP / SP collectives
+  kCpComm,       // context-parallel all-to-all
+  kEpComm,       // expert-parallel all-to-all / ETP collectives
+  kPpComm,       // pipeline send/recv
+  kDpComm,       // data-parallel gradient reduce / parameter gather
+  kOptimizer,
+  kBarrier,      // zero-time synchronisation
+};
+const char* to_string(TaskKind kind);
+
+// How a communication task moves its bytes between the members of its group (for the sim executor).
+enum class CommPattern : uint8_t {
+  kNone,      // not a communication task
+  kRing,      // all-reduce / all-gather / reduce-scatter: one flow per ring edge
+  kAllToAll,  // pairwise exchange
+  kPeer,      // point to point: members[0] -> members[1]
+};
+
+enum class Pass : uint8_t { kNone, kForward, kBackward, kRecompute, kStep };
+
+struct Task {
+  double seconds = 0;          // duration on an idle machine (analytical)
+  double latency_seconds = 0;  // communication: the part of `seconds` that is latency, not bandwidth
+  uint32_t rank = 0;           // compute: the rank running it; communication: the group's first member
+  uint32_t group = kNoGroup;   // communication / barrier: index into TaskGraph::groups
+  uint32_t name = 0;           // index into TaskGraph::names
+  TaskKind kind = TaskKind::kCompute;
+  CommPattern pattern = CommPattern::kNone;
+  Pass pass = Pass::kNone;
+  bool network = false;        // true: the sim executor sends it as flows that can contend on shared links
+  int32_t microbatch = -1;
+  int32_t layer = -1;          // global layer index, -1 outside layers
+  int32_t chunk = -1;          // virtual pipeline chunk
+  int64_t mem_peak_bytes = 0;  // transient memory above the rank's live memory while it runs (>= 0)
+  int64_t mem_delta_bytes = 0; // change of the rank's live memory when it ends (+ saved, - freed)
+};
+
+// Static (model-state) memory of one rank, present from the start of the step.
+struct RankStatic {
+  int64_t weight_bytes = 0;
+  int64_t grad_bytes = 0;
+  int64_t optimizer_state_bytes = 0;
+  int64_t other_bytes = 0;  // TE dummy wgrad buffers
+  int64_t total() const { return weight_bytes + grad_bytes + optimizer_state_bytes + other_bytes; }
+};
+
+struct TaskGraph {
+  uint32_t num_ranks = 0;                  // ranks present in this graph (0 .. num_ranks-1)
+  std::vector<uint32_t> global_rank;       // graph rank -> rank in the job (rank layout tp-cp-dp-pp)
+  std::vector<uint32_t> pp_stage;          // graph rank -> pipeline stage
+  std::vector<RankStatic> rank_static;     // graph rank -> static memory
+  std::vector<Task> tasks;
+  std::vector<uint32_t> succ_offsets;      // CSR: successors of task t are succ[succ_offsets[t] .. succ_offsets[t+1])
+  std::vector<uint32_t> succ;
+  std::vector<uint32_t> in_degree;
+  std::vector<std::vector<uint32_t>> groups;  // member graph ranks of each communication group
+  std::vector<std::string> names;
+
+  size_t size() const { return tasks.size(); }
+  // The ranks a task occupies: its group's members, or its own rank.
+  template <typename F>
+  void for_each_rank(const Task& t, F&& f) const {
+    if (t.group == kNoGroup) {
+      f(t.rank);
+    } else {
+      for (uint32_t r : groups[t.group]) f(r);
+    }
+  }
+};
+
+}  // namespace simumax::graph

@@ -1,0 +1,391 @@
+#include "engine/executor/sim_executor.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/s4u.hpp>
+
+#include "engine/common/error.hpp"
+#include "engine/common/logging.hpp"
+#include "engine/platform/platform_check.hpp"
+#include "engine/platform/platform_xml.hpp"
+
+namespace simumax::executor {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+// The flows of one (group, pattern), shared by every task over that group: tasks differ only in bytes.
+struct FlowPlan {
+  std::vector<std::pair<sg4::Host*, sg4::Host*>> flows;
+  double share_bytes_per_s = 0;  // what each flow gets on the plan's most loaded link when nothing else runs
+  double route_latency_s = 0;    // the largest route latency (0 on platform_xml's links)
+};
+
+// Flow size and the timer before the flows, so that on an idle network the task lasts exactly `seconds`.
+// SimGrid sizes are whole bytes: the rounding goes into the timer, which keeps the total exact.
+struct FlowSizing {
+  uint64_t bytes = 0;  // 0: no flows, the task is a plain timer of `seconds`
+  double wait_s = 0;
+};
+
+FlowSizing size_flows(const graph::Task& t, const FlowPlan& plan) {
+  const double bandwidth_s = t.seconds - t.latency_seconds;
+  if (plan.flows.empty() || !(bandwidth_s > 0) || !(plan.share_bytes_per_s > 0)) return {0, t.seconds};
+  const double bytes = std::floor(bandwidth_s * plan.share_bytes_per_s);
+  if (bytes < 1) return {0, t.seconds};
+  return {static_cast<uint64_t>(bytes),
+          std::max(0.0, t.seconds - bytes / plan.share_bytes_per_s - plan.route_latency_s)};
+}
+
+// Where each graph rank sends from: its GPU host within a node, its NIC host across nodes.
+struct RankHosts {
+  std::string platform;  // the file, for errors
+  std::vector<sg4::Host*> gpu;
+  std::vector<sg4::Host*> nic;  // nullptr where the platform has no NIC (single-node platforms)
+  std::vector<int64_t> node;
+};
+
+class SimRun {
+ public:
+  SimRun(const graph::TaskGraph& g, RankHosts hosts) : g_(g), hosts_(std::move(hosts)) {}
+
+  Timeline run(sg4::Engine& engine);
+  uint64_t flows_started() const { return flows_started_; }
+
+ private:
+  static constexpr uint32_t kFlowsBit = 1u << 31;  // event = "the wait is over, send the flows"
+  struct Event {
+    double date;
+    uint32_t code;  // task id, | kFlowsBit
+  };
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.date > b.date || (a.date == b.date && a.code > b.code);
+    }
+  };
+
+  void push(double date, uint32_t code) {
+    heap_.push_back({date, code});
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
+  }
+  const FlowPlan& plan_of(const graph::Task& t);
+  FlowPlan build_plan(const graph::Task& t) const;
+  std::pair<sg4::Host*, sg4::Host*> endpoints(uint32_t a, uint32_t b) const;
+  void start(uint32_t task, double now);
+  void finish(uint32_t task, double now);
+  void send_flows(uint32_t task);
+  void drain();
+  void arm();
+  void on_flow_done(const sg4::Activity& activity);
+  void flush_graveyard();
+
+  const graph::TaskGraph& g_;
+  RankHosts hosts_;
+  Timeline tl_;
+  std::vector<uint32_t> counter_;  // predecessors left until the task starts; then its flows in flight
+  std::vector<Event> heap_;        // task ends and flow starts; SimGrid sees one timer per date, and only
+                                   // while flows are in flight (see drain)
+  std::priority_queue<double, std::vector<double>, std::greater<>> armed_;  // dates of SimGrid timers set
+  std::unordered_map<uint64_t, FlowPlan> plans_;
+  std::vector<sg4::Activity*> graveyard_;
+  uint64_t live_flows_ = 0;
+  uint64_t flows_started_ = 0;
+  uint64_t completed_ = 0;
+};
+
+std::pair<sg4::Host*, sg4::Host*> SimRun::endpoints(uint32_t a, uint32_t b) const {
+  if (hosts_.node[a] == hosts_.node[b]) return {hosts_.gpu[a], hosts_.gpu[b]};
+  if (hosts_.nic[a] == nullptr || hosts_.nic[b] == nullptr) {
+    throw common::InternalError("sim: ranks on different nodes but the platform has no NIC host for them");
+  }
+  return {hosts_.nic[a], hosts_.nic[b]};
+}
+
+FlowPlan SimRun::build_plan(const graph::Task& t) const {
+  const std::vector<uint32_t>& m = g_.groups.at(t.group);
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  const size_t n = m.size();
+  if (t.pattern == graph::CommPattern::kRing && n >= 2) {
+    for (size_t i = 0; i < n; ++i) pairs.emplace_back(m[i], m[(i + 1) % n]);
+  } else if (t.pattern == graph::CommPattern::kAllToAll) {
+    // Every ordered pair: per-pair flows are what makes an all-to-all contend like one (n-1 flows on each
+    // NIC). Cheaper stand-ins (one shifted ring carrying everything) load each link the same on an idle
+    // star, but under sharing they get 1 share where the real exchange gets n-1.
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j) {
+        if (i != j) pairs.emplace_back(m[i], m[j]);
+      }
+    }
+  } else if (t.pattern == graph::CommPattern::kPeer && n >= 2) {
+    pairs.emplace_back(m[0], m[1]);
+  }
+  FlowPlan plan;
+  std::unordered_map<const sg4::Link*, uint32_t> load;  // flows of this plan on each link
+  std::vector<sg4::Link*> route;
+  for (const auto& [a, b] : pairs) {
+    const auto [src, dst] = endpoints(a, b);
+    if (src == dst) continue;  // SimGrid aborts on a transfer to itself
+    route.clear();
+    double latency = 0;
+    src->route_to(dst, route, &latency);
+    if (route.empty()) {
+      throw common::ConfigError(hosts_.platform, src->get_name() + " -> " + dst->get_name(),
+                                "no link between these hosts");
+    }
+    for (const sg4::Link* link : route) ++load[link];
+    plan.route_latency_s = std::max(plan.route_latency_s, latency);
+    plan.flows.emplace_back(src, dst);
+  }
+  // The flows all start together with equal sizes, so max-min sharing gives every flow at least
+  // min over links of bandwidth / (its flows): those on the most loaded link end last, exactly then.
+  plan.share_bytes_per_s = std::numeric_limits<double>::infinity();
+  for (const auto& [link, flows] : load) {
+    const bool fatpipe = link->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE;
+    plan.share_bytes_per_s = std::min(plan.share_bytes_per_s, link->get_bandwidth() / (fatpipe ? 1 : flows));
+  }
+  return plan;
+}
+
+const FlowPlan& SimRun::plan_of(const graph::Task& t) {
+  const uint64_t key = (static_cast<uint64_t>(t.group) << 8) | static_cast<uint64_t>(t.pattern);
+  auto it = plans_.find(key);
+  if (it == plans_.end()) it = plans_.emplace(key, build_plan(t)).first;
+  return it->second;
+}
+
+void SimRun::start(uint32_t task, double now) {
+  tl_.start[task] = now;
+  const graph::Task& t = g_.tasks[task];
+  if (t.network && t.group != graph::kNoGroup) {
+    const FlowSizing sizing = size_flows(t, plan_of(t));
+    if (sizing.bytes > 0) return push(now + sizing.wait_s, task | kFlowsBit);
+  }
+  push(now + t.seconds, task);
+}
+
+void SimRun::finish(uint32_t task, double now) {
+  tl_.end[task] = now;
+  tl_.makespan = std::max(tl_.makespan, now);
+  ++completed_;
+  for (uint32_t i = g_.succ_offsets[task]; i < g_.succ_offsets[task + 1]; ++i) {
+    const uint32_t s = g_.succ[i];
+    if (--counter_[s] == 0) start(s, now);
+  }
+}
+
+void SimRun::send_flows(uint32_t task) {
+  const graph::Task& t = g_.tasks[task];
+  const FlowPlan& plan = plan_of(t);
+  const uint64_t bytes = size_flows(t, plan).bytes;
+  for (const auto& [src, dst] : plan.flows) {
+    sg4::CommPtr comm = sg4::Comm::sendto_init(src, dst);
+    comm->set_payload_size(bytes);
+    comm->set_data(reinterpret_cast<void*>(static_cast<uintptr_t>(task) + 1));
+    comm->start();
+    comm->add_ref();  // released after its completion callback (see flush_graveyard)
+  }
+  counter_[task] = static_cast<uint32_t>(plan.flows.size());
+  live_flows_ += plan.flows.size();
+  flows_started_ += plan.flows.size();
+}
+
+// Runs our events in date order. While no flow is in flight nothing in SimGrid can happen before our next
+// event, so timers run here without going through SimGrid at all; flows must start at SimGrid's clock.
+void SimRun::drain() {
+  const double clock = sg4::Engine::get_clock();
+  while (!heap_.empty()) {
+    const Event ev = heap_.front();
+    const bool sends = (ev.code & kFlowsBit) != 0;
+    if (ev.date > clock && (sends || live_flows_ > 0)) break;
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    heap_.pop_back();
+    if (sends) {
+      send_flows(ev.code & ~kFlowsBit);
+    } else {
+      finish(ev.code, ev.date);
+    }
+  }
+}
+
+void SimRun::arm() {
+  const double clock = sg4::Engine::get_clock();
+  while (!armed_.empty() && armed_.top() <= clock) armed_.pop();
+  if (heap_.empty()) return;
+  const double next = heap_.front().date;
+  if (!armed_.empty() && armed_.top() <= next) return;
+  armed_.push(next);
+  simgrid::kernel::timer::Timer::set(next, [this] {
+    drain();
+    arm();
+  });
+}
+
+// Unref'ing an activity inside its own completion signal is a use-after-free (SimGrid touches it after):
+// the last reference goes at the next callback or time advance.
+void SimRun::flush_graveyard() {
+  for (sg4::Activity* a : graveyard_) a->unref();
+  graveyard_.clear();
+}
+
+void SimRun::on_flow_done(const sg4::Activity& activity) {
+  flush_graveyard();
+  graveyard_.push_back(const_cast<sg4::Activity*>(&activity));
+  const auto task = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(activity.get_data<void>()) - 1);
+  --live_flows_;
+  if (--counter_[task] == 0) finish(task, sg4::Engine::get_clock());
+  drain();
+  arm();
+}
+
+Timeline SimRun::run(sg4::Engine& engine) {
+  const size_t n = g_.size();
+  tl_.executor = "sim";
+  tl_.start.assign(n, -1.0);  // -1: not started / not ended, for the stuck-task report
+  tl_.end.assign(n, -1.0);
+  counter_.assign(g_.in_degree.begin(), g_.in_degree.end());
+  sg4::Activity::on_completion_cb([this](const sg4::Activity& a) { on_flow_done(a); });
+  sg4::Engine::on_time_advance_cb([this](double) { flush_graveyard(); });
+  // Every route is looked up before the run, so that a platform error is thrown here and not through
+  // SimGrid's main loop.
+  for (const graph::Task& t : g_.tasks) {
+    if (t.network && t.group != graph::kNoGroup) plan_of(t);
+  }
+  for (uint32_t t = 0; t < n; ++t) {
+    if (counter_[t] == 0) start(t, 0.0);
+  }
+  arm();
+  engine.run();
+  flush_graveyard();
+  if (completed_ != n) {
+    std::string stuck;
+    int listed = 0;
+    for (uint32_t t = 0; t < n && listed < 5; ++t) {
+      if (tl_.end[t] >= 0) continue;
+      const graph::Task& task = g_.tasks[t];
+      stuck += (listed++ ? ", " : "") + (task.name < g_.names.size() ? g_.names[task.name] : std::string("?")) + " (#" +
+               std::to_string(t) + (counter_[t] > 0 && tl_.start[t] < 0 ? ", never started)" : ")");
+    }
+    throw common::InternalError("sim: " + std::to_string(n - completed_) + " of " + std::to_string(n) +
+                                " tasks never completed (a cycle in the task graph?), e.g. " + stuck);
+  }
+  return std::move(tl_);
+}
+
+constexpr size_t kMaxTasks = size_t{1} << 31;  // event codes keep one bit for "send the flows"
+
+uint32_t job_rank(const graph::TaskGraph& g, uint32_t rank) {
+  return rank < g.global_rank.size() ? g.global_rank[rank] : rank;
+}
+
+// platform_xml(spec) in a private temporary file: what a user would get from the CLI is exactly what runs.
+std::string write_temp_platform(const platform::PlatformSpec& spec) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("simumax-platform-" + std::to_string(::getpid()) + ".xml");
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << platform::platform_xml(spec);
+  out.close();
+  if (!out) throw common::InternalError("sim: cannot write the platform to " + path.string());
+  return path.string();
+}
+
+sg4::Engine& make_engine(bool log_simgrid) {
+  static bool created = false;
+  if (created) {
+    throw common::InternalError("run_sim: one simulation per process (SimGrid keeps global state)");
+  }
+  created = true;
+  std::vector<std::string> args = {"simumax-sim"};
+  if (!log_simgrid) args.emplace_back("--log=root.thres:critical");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  // Never deleted: tearing down a large simulation costs as much as running it (see the header contract).
+  auto* engine = new sg4::Engine(&argc, argv.data());
+  // Measured on SimGrid 3.32 (shared/simgrid-notes): CM02 without cross-traffic and without the TCP window
+  // bound makes a transfer take exactly latency + bytes / bandwidth; precision 1e-12 keeps completions
+  // 0.1 ns apart distinct. All must be set before the platform exists.
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:1e30");
+  sg4::Engine::set_config("surf/precision:1e-12");
+  return *engine;
+}
+
+RankHosts map_hosts(const sg4::Engine& engine, const graph::TaskGraph& g, int64_t gpn, const std::string& path) {
+  RankHosts hosts;
+  hosts.platform = path;
+  for (uint32_t r = 0; r < g.num_ranks; ++r) {
+    const int64_t job = job_rank(g, r);
+    sg4::Host* gpu = engine.host_by_name_or_null(platform::gpu_host_name(job, gpn));
+    if (gpu == nullptr) {
+      throw common::ConfigError(path, "",
+                                "no host " + platform::gpu_host_name(job, gpn) + " for rank " + std::to_string(job));
+    }
+    hosts.gpu.push_back(gpu);
+    hosts.nic.push_back(engine.host_by_name_or_null(platform::nic_host_name(job)));
+    hosts.node.push_back(job / gpn);
+  }
+  return hosts;
+}
+
+}  // namespace
+
+Timeline run_sim(const graph::TaskGraph& graph, const SimOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const bool user_xml = !options.platform_xml_path.empty();
+  const int64_t gpn = options.gpus_per_node > 0 ? options.gpus_per_node
+                      : options.spec            ? options.spec->gpus_per_node
+                                                : 0;
+  if (!user_xml && !options.spec)
+    throw common::InternalError("run_sim: SimOptions needs a platform_xml_path or a spec");
+  if (gpn < 1) throw common::InternalError("run_sim: SimOptions needs gpus_per_node (or a spec) with an XML path");
+  int64_t world = 1;
+  for (uint32_t r = 0; r < graph.num_ranks; ++r) world = std::max<int64_t>(world, job_rank(graph, r) + 1);
+  if (graph.size() >= kMaxTasks) throw common::InternalError("run_sim: too many tasks for 31-bit ids");
+  if (!user_xml && world > options.spec->gpus()) {
+    throw common::InternalError("run_sim: the graph has rank " + std::to_string(world - 1) + " but the spec only " +
+                                std::to_string(options.spec->gpus()) + " GPUs");
+  }
+  const std::string path = user_xml ? options.platform_xml_path : write_temp_platform(*options.spec);
+  if (user_xml) platform::check_platform_xml(path, world, gpn);  // before SimGrid, which aborts on bad platforms
+  sg4::Engine& engine = make_engine(options.log_simgrid);
+  try {
+    engine.load_platform(path);
+    engine.seal_platform();
+  } catch (const std::exception& e) {  // what the check missed but SimGrid reports without aborting
+    if (!user_xml) {
+      std::filesystem::remove(path);
+      throw common::InternalError(std::string("sim: SimGrid rejected the generated platform: ") + e.what());
+    }
+    throw common::ConfigError(path, "", std::string("SimGrid rejected the platform: ") + e.what());
+  }
+  if (!user_xml) std::filesystem::remove(path);
+  const auto wall_loaded = std::chrono::steady_clock::now();
+
+  SimRun run(graph, map_hosts(engine, graph, gpn, user_xml ? path : "generated platform"));
+  Timeline tl = run.run(engine);
+  const auto wall_end = std::chrono::steady_clock::now();
+  common::logger("sim")->info(
+      "{} tasks, {} flows on {} ranks: makespan {:.9f} s; wall {:.3f} s platform + {:.3f} s run", graph.size(),
+      run.flows_started(), graph.num_ranks, tl.makespan,
+      std::chrono::duration<double>(wall_loaded - wall_start).count(),
+      std::chrono::duration<double>(wall_end - wall_loaded).count());
+  return tl;
+}
+
+}  // namespace simumax::executor

@@ -1,0 +1,45 @@
+// The `sim` executor: runs the task DAG on SimGrid, where communication tasks become flows that share the
+// links of a platform (contention), and everything else runs as exact timers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "engine/executor/timeline.hpp"
+#include "engine/graph/task_graph.hpp"
+#include "engine/platform/platform_spec.hpp"
+
+namespace simumax::executor {
+
+struct SimOptions {
+  // The platform: a (user-edited) platform XML, checked before SimGrid reads it; if empty, platform_xml(*spec)
+  // (written to a temporary file and loaded, so what runs is exactly what `simumax-sim platform` writes).
+  std::string platform_xml_path;
+  std::optional<platform::PlatformSpec> spec;
+  // GPUs per node of the naming convention (node{r/gpn}.gpu{r%gpn}); 0: take spec->gpus_per_node.
+  // A platform_xml_path needs one of the two.
+  int64_t gpus_per_node = 0;
+  bool log_simgrid = false;  // false: SimGrid's own log is silenced (critical messages only)
+};
+
+// Runs `graph` on the platform and returns when each task started and ended (executor = "sim").
+// A task starts when its last predecessor ends (as in run_fast). A non-network task lasts Task::seconds (a
+// timer, exact). A network task (Task::network) waits a timer, then sends its flows between the hosts of its
+// group's ranks (NVLink endpoint node{n}.gpu{g} within a node, NIC endpoint nic{r} across nodes; never a
+// host to itself) and ends when its last flow ends: CommPattern::kRing one flow per ring edge, kAllToAll one
+// per ordered pair, kPeer members[0] -> members[1]. Every flow carries (seconds - latency_seconds) x the
+// share of the task's most loaded link (its bandwidth / this task's flows on it), so on an idle network the
+// task lasts exactly Task::seconds: platform bandwidths decide how concurrent flows share links, not how long
+// a lone task takes. A network task with no flow to send (a group of one) is a plain timer.
+// With no link carrying flows of two tasks at once, the result equals run_fast's (measured: <= 1e-13 relative).
+//
+// REQUIRES: at most ONE call per process, and no other SimGrid engine in the process: SimGrid keeps global
+// state (a second engine inherits the first one's clock). Run each simulation in its own process. A second
+// call throws common::InternalError. The engine is deliberately never torn down (teardown of a large
+// simulation costs as much as the run); write the results and exit.
+// Throws common::ConfigError for a bad platform XML (see platform::check_platform_xml) or a platform that lacks
+// a host the graph needs; common::InternalError if some task never completes (a cycle), naming a few of them.
+Timeline run_sim(const graph::TaskGraph& graph, const SimOptions& options);
+
+}  // namespace simumax::executor

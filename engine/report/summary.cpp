@@ -1,0 +1,149 @@
+#include "engine/report/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "engine/common/units.hpp"
+
+namespace simumax::report {
+
+namespace {
+
+int64_t count_misses(const model::StepModel& m, const cost::StepCost& c) {
+  std::set<std::string> missed;
+  for (size_t ci = 0; ci < m.chunks.size(); ++ci) {
+    for (size_t k = 0; k < m.chunks[ci].blocks.size(); ++k) {
+      const auto& blk = m.chunks[ci].blocks[k];
+      for (size_t o = 0; o < blk.ops.size(); ++o) {
+        for (int p = 0; p < model::kNumPasses; ++p) {
+          const auto& w = blk.ops[o].work[p];
+          if (!w.shape_key.empty() && w.flops != 0 && !c.chunks[ci].blocks[k].ops[o].table_hit[p]) {
+            missed.insert(w.compute_op + "|" + w.shape_key);
+          }
+        }
+      }
+    }
+  }
+  return static_cast<int64_t>(missed.size());
+}
+
+void fill_stage_times(StageSummary& ss, const config::Scenario& s, const model::StepModel& m,
+                      const cost::StepCost& c, double pp_time_ms) {
+  const auto& st = s.strategy;
+  const int ci = m.chunk_of_stage[ss.stage];
+  const auto& cc = c.chunks[ci];
+  ss.kind = model::to_string(m.chunks[ci].stage);
+  ss.layers = m.chunks[ci].num_layers;
+  ss.fwd_ms = common::ms(cc.fwd_seconds);
+  ss.bwd_ms = common::ms(cc.bwd_seconds);
+  ss.p2p_ms = common::ms(c.p2p.seconds);
+  const int links = st.pp_size == 1 ? 0 : (ss.stage == 0 || ss.stage == st.pp_size - 1 ? 2 : 4);
+  ss.chunk_time_ms = ss.fwd_ms + ss.bwd_ms + links * ss.p2p_ms;
+  ss.bubble_ms = pp_time_ms - static_cast<double>(st.micro_batch_num) * ss.chunk_time_ms;
+  ss.dp_comm_ms = common::ms(cc.dense_dp.total_seconds() + cc.moe_dp.total_seconds());
+  ss.optimizer_ms = common::ms(cc.optimizer.seconds);
+}
+
+// Micro-batches other than the running one whose forward caches are live at `peak_task` on rank `r`
+// (SimuMax's cached_micro_batch_num).
+int64_t cached_micro_batches(const graph::TaskGraph& g, const executor::Timeline& tl, uint32_t r,
+                             uint32_t peak_task) {
+  if (peak_task == graph::kNoGroup) return 0;
+  const double t = tl.start[peak_task];
+  const int32_t running = g.tasks[peak_task].microbatch;
+  std::vector<double> fwd_end, bwd_end;
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    const auto& task = g.tasks[i];
+    if (task.group != graph::kNoGroup || task.rank != r || task.microbatch < 0) continue;
+    auto& v = task.pass == graph::Pass::kForward ? fwd_end : bwd_end;
+    if (task.pass != graph::Pass::kForward && task.pass != graph::Pass::kBackward) continue;
+    if (v.size() <= static_cast<size_t>(task.microbatch)) v.resize(task.microbatch + 1, 0.0);
+    v[task.microbatch] = std::max(v[task.microbatch], tl.end[i]);
+  }
+  int64_t n = 0;
+  for (size_t mb = 0; mb < fwd_end.size(); ++mb) {
+    const bool done_fwd = fwd_end[mb] <= t;
+    const bool freed = mb < bwd_end.size() && bwd_end[mb] <= t;
+    if (static_cast<int32_t>(mb) != running && done_fwd && !freed) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+Summary summarize(const config::Scenario& s, const model::StepModel& m, const cost::StepCost& c,
+                  const graph::TaskGraph& g, const executor::Timeline& tl,
+                  const std::vector<memory::RankMemory>& mem) {
+  const auto& st = s.strategy;
+  Summary out;
+  out.name = s.name;
+  out.executor = tl.executor;
+  out.world_size = st.world_size;
+  out.tp = st.tp_size, out.cp = st.cp_size, out.pp = st.pp_size, out.dp = st.dp_size();
+  out.ep = st.ep_size, out.etp = st.etp_size, out.edp = st.edp_size();
+  out.micro_batch_size = st.micro_batch_size, out.micro_batch_num = st.micro_batch_num;
+  out.global_batch_size = st.global_batch_size(), out.seq_len = st.seq_len;
+  out.padded_vocab = m.padded_vocab;
+  out.nets = c.nets;
+  out.straggler_ratio = c.straggler_ratio;
+  out.num_tasks = g.size();
+  out.efficiency_table_misses = count_misses(m, c);
+  out.step_time_ms = common::ms(tl.makespan);
+  // The pipeline ends at the flush barrier, where every rank has finished its last backward.
+  double pp_end = 0;
+  for (uint32_t t = 0; t < g.size(); ++t) {
+    if (g.tasks[t].kind == graph::TaskKind::kBarrier) pp_end = std::max(pp_end, tl.start[t]);
+  }
+  out.pp_time_ms = common::ms(pp_end);
+  out.tokens_per_iter = st.seq_len * out.global_batch_size;
+  out.flops_per_token = m.flops_per_token;
+  const double step_s = tl.makespan;
+  // SimuMax floors the per-GPU theoretical FLOPs (Python //).
+  const double theory = std::floor(m.flops_per_token * static_cast<double>(out.tokens_per_iter) /
+                                   static_cast<double>(st.world_size));
+  out.tflops_per_gpu = theory / step_s / common::kTera;
+  out.mfu = out.tflops_per_gpu / s.system.op.at("default").tflops;
+  out.tokens_per_s = static_cast<double>(out.tokens_per_iter) / step_s;
+  out.tokens_per_s_per_gpu = out.tokens_per_s / static_cast<double>(st.world_size);
+  out.gpu_memory_bytes = s.system.mem_gbs * common::kGiB;
+  out.stages.resize(st.pp_size);
+  for (int64_t p = 0; p < st.pp_size; ++p) {
+    out.stages[p].stage = static_cast<int>(p);
+    fill_stage_times(out.stages[p], s, m, c, out.pp_time_ms);
+  }
+  // Per-rank timeline facts, folded into their stage (ranks of a stage are identical without contention).
+  std::vector<double> rank_end(g.num_ranks, 0.0), rank_pp_end(g.num_ranks, 0.0);
+  for (uint32_t t = 0; t < g.size(); ++t) {
+    const auto& task = g.tasks[t];
+    g.for_each_rank(task, [&](uint32_t r) {
+      rank_end[r] = std::max(rank_end[r], tl.end[t]);
+      if (task.pass == graph::Pass::kBackward) rank_pp_end[r] = std::max(rank_pp_end[r], tl.end[t]);
+    });
+  }
+  for (uint32_t r = 0; r < g.num_ranks; ++r) {
+    StageSummary& ss = out.stages[g.pp_stage[r]];
+    ss.duration_ms = std::max(ss.duration_ms, common::ms(rank_end[r]));
+    ss.pipeline_end_ms = std::max(ss.pipeline_end_ms, common::ms(rank_pp_end[r]));
+    const auto& rm = mem[r];
+    if (rm.peak_allocated_bytes > ss.peak_alloc_bytes) {
+      ss.peak_alloc_bytes = rm.peak_allocated_bytes;
+      ss.peak_reserved_bytes = rm.peak_reserved_bytes;
+      ss.weight_bytes = rm.static_bytes.weight_bytes;
+      ss.grad_bytes = rm.static_bytes.grad_bytes;
+      ss.optimizer_state_bytes = rm.static_bytes.optimizer_state_bytes;
+      ss.other_bytes = rm.static_bytes.other_bytes;
+      ss.activation_bytes_at_peak = rm.activation_bytes_at_peak;
+      ss.transient_bytes_at_peak = rm.transient_bytes_at_peak;
+      ss.peak_task = rm.peak_task == graph::kNoGroup ? "" : g.names[g.tasks[rm.peak_task].name];
+      ss.cached_micro_batches = cached_micro_batches(g, tl, r, rm.peak_task);
+    }
+  }
+  for (const auto& ss : out.stages) {
+    out.peak_alloc_bytes_max = std::max(out.peak_alloc_bytes_max, ss.peak_alloc_bytes);
+    out.peak_reserved_bytes_max = std::max(out.peak_reserved_bytes_max, ss.peak_reserved_bytes);
+  }
+  return out;
+}
+
+}  // namespace simumax::report

@@ -1,0 +1,73 @@
+// The numbers a run reports: step time, throughput, MFU, per-stage time breakdown and peak memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/config/scenario.hpp"
+#include "engine/cost/step_cost.hpp"
+#include "engine/executor/timeline.hpp"
+#include "engine/graph/task_graph.hpp"
+#include "engine/memory/memory_analysis.hpp"
+#include "engine/model/step_model.hpp"
+
+namespace simumax::report {
+
+struct StageSummary {
+  int stage = 0;
+  std::string kind;               // first / middle / last (SimuMax's chunk names)
+  int layers = 0;
+  double fwd_ms = 0;              // one micro-batch, TP communication included
+  double bwd_ms = 0;              // one micro-batch, TP communication and recompute included
+  double p2p_ms = 0;              // one send/recv
+  double chunk_time_ms = 0;       // SimuMax's chunk_time: recv + fwd + send + recv + bwd + send
+  double bubble_ms = 0;           // pipeline time - mbc * chunk_time
+  double pipeline_end_ms = 0;     // when this stage's last backward ended
+  double dp_comm_ms = 0;
+  double optimizer_ms = 0;
+  double duration_ms = 0;         // when this stage's step ended
+  int64_t peak_alloc_bytes = 0;   // max over the stage's ranks
+  double peak_reserved_bytes = 0;
+  int64_t weight_bytes = 0, grad_bytes = 0, optimizer_state_bytes = 0, other_bytes = 0;
+  int64_t activation_bytes_at_peak = 0, transient_bytes_at_peak = 0;
+  std::string peak_task;          // what ran at the peak
+  int64_t cached_micro_batches = 0;  // forward caches live at the peak
+};
+
+struct Summary {
+  std::string name;
+  std::string executor;
+  std::string granularity;
+  std::string scope;
+  int64_t world_size = 0, tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, etp = 1, edp = 1;
+  int64_t micro_batch_size = 0, micro_batch_num = 0, global_batch_size = 0, seq_len = 0;
+  int64_t padded_vocab = 0;
+  double step_time_ms = 0;
+  double pp_time_ms = 0;          // pipeline (with straggler ratio), before DP and optimizer
+  double straggler_ratio = 1;
+  double tflops_per_gpu = 0;
+  double mfu = 0;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  int64_t tokens_per_iter = 0;
+  double flops_per_token = 0;
+  int64_t peak_alloc_bytes_max = 0;
+  double peak_reserved_bytes_max = 0;
+  double gpu_memory_bytes = 0;
+  cost::Nets nets;
+  size_t num_tasks = 0;
+  int64_t efficiency_table_misses = 0;  // GEMM/SDP shapes not found in the tables (fallback efficiency)
+  std::vector<StageSummary> stages;
+};
+
+Summary summarize(const config::Scenario& s, const model::StepModel& m, const cost::StepCost& c,
+                  const graph::TaskGraph& g, const executor::Timeline& tl,
+                  const std::vector<memory::RankMemory>& mem);
+
+// Deterministic JSON (same inputs -> byte-identical text).
+std::string summary_json(const Summary& s);
+// The text table the CLI prints.
+std::string summary_table(const Summary& s);
+
+}  // namespace simumax::report

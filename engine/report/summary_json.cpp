@@ -1,0 +1,74 @@
+// summary.json: names follow SimuMax's compute_result.json / mem_result.json where a counterpart exists.
+#include <nlohmann/json.hpp>
+
+#include "engine/report/summary.hpp"
+
+namespace simumax::report {
+
+namespace {
+
+nlohmann::ordered_json stage_json(const StageSummary& s) {
+  nlohmann::ordered_json j;
+  j["stage"] = s.stage;
+  j["kind"] = s.kind;
+  j["layers"] = s.layers;
+  j["fwd_ms"] = s.fwd_ms;
+  j["bwd_ms"] = s.bwd_ms;
+  j["p2p_ms"] = s.p2p_ms;
+  j["chunk_time_ms"] = s.chunk_time_ms;
+  j["bubble_ms"] = s.bubble_ms;
+  j["pipeline_end_ms"] = s.pipeline_end_ms;
+  j["dp_comm_ms"] = s.dp_comm_ms;
+  j["optimizer_ms"] = s.optimizer_ms;
+  j["duration_ms"] = s.duration_ms;
+  nlohmann::ordered_json m;
+  m["peak_alloc_bytes"] = s.peak_alloc_bytes;
+  m["peak_reserved_bytes"] = s.peak_reserved_bytes;
+  m["weight_bytes"] = s.weight_bytes;
+  m["grad_bytes"] = s.grad_bytes;
+  m["optimizer_state_bytes"] = s.optimizer_state_bytes;
+  m["te_dummy_wgrad_bytes"] = s.other_bytes;
+  m["activation_bytes_at_peak"] = s.activation_bytes_at_peak;
+  m["transient_bytes_at_peak"] = s.transient_bytes_at_peak;
+  m["cached_micro_batch_num"] = s.cached_micro_batches;
+  m["peak_task"] = s.peak_task;
+  j["memory"] = m;
+  return j;
+}
+
+}  // namespace
+
+std::string summary_json(const Summary& s) {
+  nlohmann::ordered_json j;
+  j["name"] = s.name;
+  j["executor"] = s.executor;
+  j["granularity"] = s.granularity;
+  j["rank_scope"] = s.scope;
+  j["parallel"] = {{"world_size", s.world_size}, {"tp", s.tp}, {"cp", s.cp}, {"pp", s.pp}, {"dp", s.dp},
+                   {"ep", s.ep},                 {"etp", s.etp}, {"edp", s.edp}};
+  j["batch"] = {{"micro_batch_size", s.micro_batch_size}, {"micro_batch_num", s.micro_batch_num},
+                {"global_batch_size", s.global_batch_size}, {"seq_len", s.seq_len}};
+  j["padded_vocab_size"] = s.padded_vocab;
+  j["step_time_ms"] = s.step_time_ms;
+  j["pp_time_with_straggler_ms"] = s.pp_time_ms;
+  j["straggler_ratio"] = s.straggler_ratio;
+  j["tflops_per_gpu"] = s.tflops_per_gpu;
+  j["mfu"] = s.mfu;
+  j["tokens_per_s"] = s.tokens_per_s;
+  j["tokens_per_s_per_gpu"] = s.tokens_per_s_per_gpu;
+  j["tokens_per_iter"] = s.tokens_per_iter;
+  j["flops_per_token"] = s.flops_per_token;
+  j["peak_alloc_bytes_max"] = s.peak_alloc_bytes_max;
+  j["peak_reserved_bytes_max"] = s.peak_reserved_bytes_max;
+  j["gpu_memory_bytes"] = s.gpu_memory_bytes;
+  j["nets"] = {{"tp_net", s.nets.tp}, {"cp_net", s.nets.cp}, {"pp_net", s.nets.pp}, {"dp_net", s.nets.dp},
+               {"ep_net", s.nets.ep}, {"etp_net", s.nets.etp}, {"edp_net", s.nets.edp}};
+  j["num_tasks"] = s.num_tasks;
+  j["efficiency_table_misses"] = s.efficiency_table_misses;
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (const auto& st : s.stages) stages.push_back(stage_json(st));
+  j["stages"] = stages;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace simumax::report

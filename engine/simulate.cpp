@@ -1,0 +1,53 @@
+#include "engine/simulate.hpp"
+
+#include <fstream>
+
+#include "engine/common/logging.hpp"
+#include "engine/executor/fast_executor.hpp"
+#include "engine/executor/sim_executor.hpp"
+#include "engine/platform/platform_spec.hpp"
+#include "engine/platform/platform_xml.hpp"
+
+namespace simumax {
+
+const char* to_string(ExecutorKind k) { return k == ExecutorKind::kSim ? "sim" : "fast"; }
+
+namespace {
+
+executor::Timeline run_executor(const config::Scenario& s, const graph::TaskGraph& g, const RunOptions& o) {
+  if (o.executor == ExecutorKind::kFast) return executor::run_fast(g);
+  executor::SimOptions so;
+  const auto spec = platform::platform_from_system(s.system, s.strategy.world_size);
+  so.spec = spec;  // with a user XML, the spec only names GPUs per node (the XML is checked by run_sim)
+  if (o.platform_xml) {
+    so.platform_xml_path = *o.platform_xml;
+  } else {
+    if (!o.platform_out.empty()) {
+      std::ofstream(o.platform_out) << platform::platform_xml(spec);
+    }
+  }
+  return executor::run_sim(g, so);
+}
+
+}  // namespace
+
+RunResult simulate(const config::Scenario& s, const RunOptions& options) {
+  auto log = common::logger("engine");
+  RunResult r;
+  r.model = model::build_step_model(s);
+  r.cost = cost::cost_step(s, r.model);
+  r.graph = graph::lower_step(s, r.model, r.cost, options.lowering);
+  log->info("lowered {} tasks over {} ranks ({} granularity)", r.graph.size(), r.graph.num_ranks,
+            graph::to_string(options.lowering.granularity));
+  r.timeline = run_executor(s, r.graph, options);
+  memory::MemoryOptions mo;
+  mo.mem_factor = s.strategy.mem_factor;
+  mo.keep_curves = options.keep_memory_curves;
+  r.memory = memory::analyze_memory(r.graph, r.timeline, mo);
+  r.summary = report::summarize(s, r.model, r.cost, r.graph, r.timeline, r.memory);
+  r.summary.granularity = graph::to_string(options.lowering.granularity);
+  r.summary.scope = graph::to_string(options.lowering.scope);
+  return r;
+}
+
+}  // namespace simumax

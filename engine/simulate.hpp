@@ -1,0 +1,43 @@
+// The pipeline in one screen: scenario -> model -> cost -> task DAG -> executor -> memory -> summary.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/config/scenario.hpp"
+#include "engine/cost/step_cost.hpp"
+#include "engine/executor/timeline.hpp"
+#include "engine/graph/lowering.hpp"
+#include "engine/memory/memory_analysis.hpp"
+#include "engine/model/step_model.hpp"
+#include "engine/report/summary.hpp"
+
+namespace simumax {
+
+enum class ExecutorKind { kFast, kSim };
+
+struct RunOptions {
+  ExecutorKind executor = ExecutorKind::kFast;
+  graph::LoweringOptions lowering;
+  std::optional<std::string> platform_xml;  // sim: a user platform (else generated from the system config)
+  std::string platform_out;                 // sim: where the generated platform XML is written (may be empty)
+  bool keep_memory_curves = false;
+};
+
+struct RunResult {
+  model::StepModel model;
+  cost::StepCost cost;
+  graph::TaskGraph graph;
+  executor::Timeline timeline;
+  std::vector<memory::RankMemory> memory;
+  report::Summary summary;
+};
+
+// Runs one scenario end to end. `sim` runs SimGrid: one per process (SimGrid keeps global state).
+// Throws common::ConfigError for bad input, common::InternalError for our bugs.
+RunResult simulate(const config::Scenario& s, const RunOptions& options);
+
+const char* to_string(ExecutorKind k);
+
+}  // namespace simumax

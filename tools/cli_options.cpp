@@ -1,0 +1,49 @@
+#include "tools/cli_options.hpp"
+
+#include "engine/common/error.hpp"
+
+namespace simumax::tools {
+
+void add_config_options(CLI::App& sub, ConfigArgs& a) {
+  sub.add_option("--model", a.model, "SimuMax model JSON (instead of a scenario)");
+  sub.add_option("--strategy", a.strategy, "SimuMax strategy JSON (instead of a scenario)");
+  sub.add_option("--system", a.system, "SimuMax system JSON (instead of a scenario)");
+}
+
+void add_engine_options(CLI::App& sub, EngineArgs& a) {
+  sub.add_option("--executor", a.executor, "fast (in-process, analytical) or sim (SimGrid)")->capture_default_str()
+      ->check(CLI::IsMember({"fast", "sim"}));
+  sub.add_option("--granularity", a.granularity, "tasks per chunk, layer or op")->capture_default_str()
+      ->check(CLI::IsMember({"chunk", "layer", "op"}));
+  sub.add_option("--ranks", a.ranks, "stages: one rank per pipeline stage; all: every rank")->capture_default_str()
+      ->check(CLI::IsMember({"stages", "all"}));
+  sub.add_option("--platform", a.platform, "SimGrid platform XML for --executor sim (default: generated)");
+}
+
+config::Scenario load_scenario_or_configs(const std::string& scenario, const ConfigArgs& a) {
+  const bool any_file = !a.model.empty() || !a.strategy.empty() || !a.system.empty();
+  if (!scenario.empty() && any_file) {
+    throw common::UsageError("give either a scenario file or --model/--strategy/--system, not both");
+  }
+  if (!scenario.empty()) return config::load_scenario(scenario);
+  if (a.model.empty() || a.strategy.empty() || a.system.empty()) {
+    throw common::UsageError("give a scenario file, or all three of --model, --strategy and --system");
+  }
+  return config::load_configs(a.model, a.strategy, a.system);
+}
+
+RunOptions make_run_options(const EngineArgs& a) {
+  RunOptions o;
+  o.executor = a.executor == "sim" ? ExecutorKind::kSim : ExecutorKind::kFast;
+  o.lowering.granularity = a.granularity == "chunk" ? graph::Granularity::kChunk
+                           : a.granularity == "op"  ? graph::Granularity::kOp
+                                                    : graph::Granularity::kLayer;
+  o.lowering.scope = a.ranks == "all" ? graph::RankScope::kAll : graph::RankScope::kStages;
+  if (!a.platform.empty()) {
+    if (o.executor != ExecutorKind::kSim) throw common::UsageError("--platform needs --executor sim");
+    o.platform_xml = a.platform;
+  }
+  return o;
+}
+
+}  // namespace simumax::tools

@@ -1,0 +1,103 @@
+// simumax-sim bench: measured speed of the three paths users wait on, printed against their targets.
+#include <sys/wait.h>
+#include <spawn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <vector>
+
+#include "engine/common/error.hpp"
+#include "engine/executor/fast_executor.hpp"
+#include "engine/simulate.hpp"
+#include "tools/commands.hpp"
+
+extern char** environ;
+
+namespace simumax::tools {
+
+namespace {
+
+struct BenchArgs {
+  std::string self;
+  std::string scenario = "scenarios/default.json";
+  std::string big_scenario = "scenarios/bench/llama3_70b_512gpu_tp8_pp4_dp16.json";
+  int repeats = 5;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Runs `self args...` as a child process; returns its wall time in seconds.
+double time_process(const std::string& self, std::vector<std::string> args) {
+  args.insert(args.begin(), self);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const auto t0 = Clock::now();
+  pid_t pid = 0;
+  if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+    throw common::UsageError("cannot start " + self);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const double t = seconds_since(t0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw common::UsageError("benchmark child failed: " + args[1] + " " + (args.size() > 2 ? args[2] : ""));
+  }
+  return t;
+}
+
+void report(const char* what, double value, const char* unit, double target) {
+  std::printf("%-58s %10.3f %-3s target <= %-8g ratio %.3f\n", what, value, unit, target, value / target);
+}
+
+int do_bench(const BenchArgs& a) {
+  const std::string out = (std::filesystem::temp_directory_path() / "simumax-bench").string();
+  // 1. A whole process: start, read configs, simulate, write the summary, exit.
+  double best = 1e30;
+  for (int i = 0; i < a.repeats; ++i) {
+    best = std::min(best, time_process(a.self, {"run", a.scenario, "-q", "-o", out}));
+  }
+  report("whole process, default B200 scenario (best of runs)", best * 1e3, "ms", 20);
+  // 2. One fast evaluation in-process: model, cost, lowering (chunk tasks), makespan.
+  const config::Scenario s = config::load_scenario(a.scenario);
+  graph::LoweringOptions lo;
+  lo.granularity = graph::Granularity::kChunk;
+  std::vector<double> scratch;
+  double sink = 0;
+  const int evals = 2000;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < evals; ++i) {
+    const auto m = model::build_step_model(s);
+    const auto c = cost::cost_step(s, m);
+    const auto g = graph::lower_step(s, m, c, lo);
+    sink += executor::makespan_fast(g, scratch);
+  }
+  const double per_eval = seconds_since(t0) / evals;
+  report("one fast evaluation in-process (chunk tasks)", per_eval * 1e6, "us", 100);
+  std::printf("%-58s %10.0f /s\n", "  fast evaluations per second per core", 1.0 / per_eval);
+  // 3. Every rank of a 512-GPU step on SimGrid, in its own process.
+  const double sim = time_process(a.self, {"run", a.big_scenario, "-q", "-o", out, "--executor", "sim", "--ranks",
+                                           "all"});
+  report("sim, every rank of 512 GPUs (llama3-70b tp8 pp4 dp16 mbc32)", sim, "s", 10);
+  return sink > 0 ? 0 : 3;
+}
+
+}  // namespace
+
+std::function<int()> add_bench(CLI::App& app, const char* argv0) {
+  auto args = std::make_shared<BenchArgs>();
+  args->self = std::filesystem::absolute(argv0).string();
+  CLI::App* sub = app.add_subcommand("bench", "measure the speed of a process, a fast evaluation and a 512-GPU sim");
+  sub->add_option("--scenario", args->scenario, "scenario for the process and fast timings")->capture_default_str();
+  sub->add_option("--big-scenario", args->big_scenario, "scenario for the 512-GPU sim timing")->capture_default_str();
+  sub->add_option("--repeats", args->repeats, "process runs (the best is reported)")->capture_default_str()->check(CLI::Range(1, 100));
+  return [sub, args]() { return sub->parsed() ? do_bench(*args) : -1; };
+}
+
+}  // namespace simumax::tools

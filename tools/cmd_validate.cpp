@@ -1,0 +1,125 @@
+// simumax-sim validate: our prediction vs SimuMax's and vs the real run, for every validation case given.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "engine/common/error.hpp"
+#include "engine/common/units.hpp"
+#include "engine/config/validation_case.hpp"
+#include "engine/simulate.hpp"
+#include "tools/cli_options.hpp"
+#include "tools/commands.hpp"
+
+namespace simumax::tools {
+
+namespace {
+
+struct ValidateArgs {
+  std::vector<std::string> paths;
+  std::string shared_dir;
+  EngineArgs engine;
+};
+
+struct ErrorStats {
+  std::vector<double> errs;  // relative, signed
+  void add(double pred, double real) { errs.push_back((pred - real) / real); }
+  double mape() const {
+    double s = 0;
+    for (double e : errs) s += std::abs(e);
+    return errs.empty() ? 0 : s / static_cast<double>(errs.size());
+  }
+  double mean() const {
+    double s = 0;
+    for (double e : errs) s += e;
+    return errs.empty() ? 0 : s / static_cast<double>(errs.size());
+  }
+  double worst() const {
+    double w = 0;
+    for (double e : errs) w = std::abs(e) > std::abs(w) ? e : w;
+    return w;
+  }
+};
+
+std::vector<std::string> case_files(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    if (std::filesystem::is_directory(p)) {
+      for (const auto& e : std::filesystem::recursive_directory_iterator(p)) {
+        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
+      }
+    } else if (std::filesystem::exists(p)) {
+      files.push_back(p);
+    } else {
+      throw common::UsageError(p + ": no such file or folder");
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string default_shared_dir() {
+  if (const char* env = std::getenv("SIMUMAX_SHARED_DIR")) return env;
+  return "../shared";
+}
+
+int do_validate(const ValidateArgs& a) {
+  const std::string shared = a.shared_dir.empty() ? default_shared_dir() : a.shared_dir;
+  const RunOptions o = make_run_options(a.engine);
+  ErrorStats ours_t, sm_t, ours_m, sm_m, parity_t, parity_m;
+  std::printf("%-52s %10s %10s %10s %8s %8s | %8s %8s %8s %8s %8s\n", "case", "ours ms", "simumax", "real ms",
+              "ours err", "sm err", "ours GiB", "simumax", "real GiB", "ours err", "sm err");
+  int skipped = 0;
+  for (const auto& file : case_files(a.paths)) {
+    config::ValidationCase vc;
+    RunResult r;
+    try {
+      vc = config::load_validation_case(file, shared);
+      r = simulate(vc.scenario, o);
+    } catch (const common::ConfigError& e) {
+      std::printf("%-52s skipped: %s\n", std::filesystem::path(file).stem().c_str(), e.what());
+      ++skipped;
+      continue;
+    }
+    const double ms = r.summary.step_time_ms;
+    const double gib = common::gib(static_cast<double>(r.summary.peak_alloc_bytes_max));
+    ours_t.add(ms, vc.real_ms);
+    sm_t.add(vc.published_perf_ms, vc.real_ms);
+    ours_m.add(gib, vc.real_alloc_gib);
+    sm_m.add(vc.published_perf_alloc_gib, vc.real_alloc_gib);
+    parity_t.add(ms, vc.published_perf_ms);
+    parity_m.add(gib, vc.published_perf_alloc_gib);
+    std::printf("%-52s %10.1f %10.1f %10.1f %+7.2f%% %+7.2f%% | %8.3f %8.3f %8.3f %+7.2f%% %+7.2f%%\n",
+                vc.name.c_str(), ms, vc.published_perf_ms, vc.real_ms, 100 * ours_t.errs.back(),
+                100 * sm_t.errs.back(), gib, vc.published_perf_alloc_gib, vc.real_alloc_gib,
+                100 * ours_m.errs.back(), 100 * sm_m.errs.back());
+  }
+  auto line = [](const char* what, const ErrorStats& s) {
+    std::printf("%-34s MAPE %6.2f%%  signed mean %+6.2f%%  worst %+6.2f%%\n", what, 100 * s.mape(), 100 * s.mean(),
+                100 * s.worst());
+  };
+  std::printf("\n%zu cases run, %d skipped\n", ours_t.errs.size(), skipped);
+  line("time   ours vs real", ours_t);
+  line("time   SimuMax vs real", sm_t);
+  line("time   ours vs SimuMax", parity_t);
+  line("memory ours vs real", ours_m);
+  line("memory SimuMax vs real", sm_m);
+  line("memory ours vs SimuMax", parity_m);
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_validate(CLI::App& app) {
+  auto args = std::make_shared<ValidateArgs>();
+  CLI::App* sub = app.add_subcommand("validate", "compare predictions with real runs and with SimuMax");
+  sub->add_option("cases", args->paths, "validation case files or folders (e.g. ../shared/validation)")->required();
+  sub->add_option("--shared", args->shared_dir, "the shared/ folder the cases' system_file is relative to "
+                                                "(default: $SIMUMAX_SHARED_DIR, else ../shared)");
+  add_engine_options(*sub, args->engine);
+  return [sub, args]() { return sub->parsed() ? do_validate(*args) : -1; };
+}
+
+}  // namespace simumax::tools

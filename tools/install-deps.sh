@@ -1,0 +1,15 @@
+#!/bin/sh
+# Installs the Debian 12 packages simumax-sim needs, only those missing. Uses sudo when not root.
+set -eu
+PACKAGES="cmake make g++ pkg-config libsimgrid-dev nlohmann-json3-dev libboost-graph-dev libspdlog-dev \
+libgtest-dev libcli11-dev"
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing

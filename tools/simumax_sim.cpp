@@ -1,0 +1,41 @@
+// simumax-sim: predicts the step time and memory of Megatron-style LLM training from SimuMax's configs.
+#include <cstdio>
+#include <iostream>
+
+#include "engine/common/error.hpp"
+#include "engine/common/logging.hpp"
+#include "tools/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"simumax-sim: simulate one training step of a Megatron-style LLM job on a GPU cluster"};
+  app.require_subcommand(1);
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "log level on stderr: trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  std::vector<std::function<int()>> actions = {
+      simumax::tools::add_run(app), simumax::tools::add_validate(app), simumax::tools::add_platform(app),
+      simumax::tools::add_bench(app, argv[0])};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  simumax::common::set_log_level(log_level);
+  try {
+    // Each action returns -1 when its subcommand was not the one chosen.
+    for (auto& action : actions) {
+      if (int rc = action(); rc >= 0) return rc;
+    }
+    return 0;
+  } catch (const simumax::common::ConfigError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const simumax::common::UsageError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "internal error: %s\n", e.what());
+    return 3;
+  }
+}

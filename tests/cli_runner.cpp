@@ -1,0 +1,62 @@
+#include "tests/cli_runner.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace simumax::tests {
+
+namespace {
+std::string drain(int fd) {
+  std::string s;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return s;
+}
+}  // namespace
+
+CliResult run_cli(const std::vector<std::string>& args) {
+  // stdout and stderr go to temporary files, so a chatty child can never block on a full pipe.
+  char out_name[] = "/tmp/simumax-cli-out-XXXXXX";
+  char err_name[] = "/tmp/simumax-cli-err-XXXXXX";
+  const int out_fd = mkstemp(out_name), err_fd = mkstemp(err_name);
+  if (out_fd < 0 || err_fd < 0) throw std::runtime_error("mkstemp failed");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    std::vector<char*> argv;
+    std::string self = SIMUMAX_CLI;
+    argv.push_back(self.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(self.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  lseek(out_fd, 0, SEEK_SET);
+  lseek(err_fd, 0, SEEK_SET);
+  r.out = drain(out_fd);
+  r.err = drain(err_fd);
+  unlink(out_name);
+  unlink(err_name);
+  return r;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace simumax::tests

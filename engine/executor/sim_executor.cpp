@@ -345,7 +345,7 @@ RankHosts map_hosts(const sg4::Engine& engine, const graph::TaskGraph& g, int64_
 
 }  // namespace
 
-Timeline run_sim(const graph::TaskGraph& graph, const SimOptions& options) {
+Timeline run_sim_in_process(const graph::TaskGraph& graph, const SimOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   const bool user_xml = !options.platform_xml_path.empty();
   const int64_t gpn = options.gpus_per_node > 0 ? options.gpus_per_node
@@ -389,3 +389,12 @@ Timeline run_sim(const graph::TaskGraph& graph, const SimOptions& options) {
 }
 
 }  // namespace simumax::executor
+
+// The entry point libsimumax_sim.so exports for sim_loader.cpp (dlopen keeps SimGrid, and the ns-3 libraries
+// it links, out of processes that never simulate: loading them costs ~20 ms of start-up).
+extern "C" void simumax_run_sim_entry(const simumax::graph::TaskGraph* graph,
+                                      const simumax::executor::SimOptions* options,
+                                      simumax::executor::Timeline* out) {
+  *out = simumax::executor::run_sim_in_process(*graph, *options);
+}
+

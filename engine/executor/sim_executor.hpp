@@ -40,6 +40,9 @@ struct SimOptions {
 // simulation costs as much as the run); write the results and exit.
 // Throws common::ConfigError for a bad platform XML (see platform::check_platform_xml) or a platform that lacks
 // a host the graph needs; common::InternalError if some task never completes (a cycle), naming a few of them.
+// run_sim loads libsimumax_sim.so on first use (see sim_loader.cpp); run_sim_in_process is the same function
+// inside that library.
 Timeline run_sim(const graph::TaskGraph& graph, const SimOptions& options);
+Timeline run_sim_in_process(const graph::TaskGraph& graph, const SimOptions& options);
 
 }  // namespace simumax::executor

@@ -30,7 +30,7 @@ int do_platform(const PlatformArgs& a) {
     std::ofstream f(a.out);
     if (!f) throw common::UsageError(a.out + ": cannot write");
     f << xml;
-    std::cerr << "wrote " << a.out << " (" << spec.gpus() << " GPUs on " << spec.nodes << " nodes)\n";
+    std::cerr << "wrote " << a.out << " (" << spec.gpus() << " GPUs on " << spec.nodes << (spec.nodes == 1 ? " node)\n" : " nodes)\n");
   }
   return 0;
 }

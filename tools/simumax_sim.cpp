@@ -18,8 +18,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::string what = e.what();
+    if (what == "A subcommand is required" && argc > 1 && argv[1][0] != '-') {
+      what = std::string("unknown command '") + argv[1] + "'; commands: run, validate, platform, bench";
+    }
+    std::fprintf(stderr, "error: %s\nRun 'simumax-sim --help' for more information.\n", what.c_str());
+    return 2;
   }
   simumax::common::set_log_level(log_level);
   try {

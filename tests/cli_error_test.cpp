@@ -1,0 +1,65 @@
+// Bad input through the CLI: exit code 2 and one clear line naming the file and the field (house style).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/cli_runner.hpp"
+
+namespace simumax::tests {
+namespace {
+
+struct ErrorCase {
+  const char* name;
+  std::vector<std::string> args;  // relative to the source tree (the test runs there)
+  std::string first_line;         // the exact first line of stderr
+};
+
+const std::vector<ErrorCase>& cases() {
+  static const std::vector<ErrorCase> c = {
+      {"MicroBatchNumZero", {"run", "tests/data/cli/mbc0.json"},
+       "error: tests/data/cli/mbc0.json: /strategy/micro_batch_num: must be at least 1 (SimuMax accepts 0 and reports "
+       "a step that trains nothing)"},
+      {"BrokenPlatformXml",
+       {"run", "scenarios/default.json", "--executor", "sim", "--platform", "tests/data/cli/broken_bandwidth.xml"},
+       "error: tests/data/cli/broken_bandwidth.xml: line 46: <link id=\"intra.node0.gpu0\">: bandwidth: unknown unit "
+       "\"furlongs\" in \"900furlongs\" (SimGrid units: Bps, kBps, MBps, GBps, TBps, KiBps, MiBps, GiBps, TiBps, or the "
+       "same with bps for bits; no space between number and unit)"},
+      {"TensorParallelDoesNotDivideKvHeads",
+       {"run", "--model", "models/llama3-8b.json", "--strategy", "tests/data/config_errors/tp16_kv8.json", "--system",
+        "platforms/b200_bf16.json"},
+       "error: tests/data/config_errors/tp16_kv8.json: /tp_size: 16 does not divide kv_head_num 8 "
+       "(models/llama3-8b.json); use a tp_size that divides both head_num 32 and kv_head_num 8: 1, 2, 4, 8"},
+      {"TypoInStrategyKey",
+       {"run", "--model", "models/llama3-8b.json", "--strategy", "tests/data/config_errors/tp_sise.json", "--system",
+        "platforms/b200_bf16.json"},
+       "error: tests/data/config_errors/tp_sise.json: /tp_sise: unknown field; did you mean 'tp_size'?"},
+      {"MissingScenarioFile", {"run", "nothere.json"}, "error: nothere.json: cannot open file: No such file or directory"},
+      {"IncompleteConfigTriple", {"run", "--model", "models/llama3-8b.json"},
+       "error: give a scenario file, or all three of --model, --strategy and --system"},
+      {"PlatformWithoutSim", {"run", "scenarios/default.json", "--platform", "x.xml"},
+       "error: --platform needs --executor sim"},
+      {"UnknownCommand", {"frobnicate"}, "error: unknown command 'frobnicate'; commands: run, validate, platform, bench"},
+      {"ZeroNodes", {"platform", "platforms/b200_bf16.json", "--nodes", "0"},
+       "error: --nodes: Value 0 not in range 1 to 1048576"},
+      {"InvalidJson", {"run", "tests/data/config_errors/invalid_json.json"},
+       "error: tests/data/config_errors/invalid_json.json: invalid JSON at line 4, column 19: syntax error while "
+       "parsing object - unexpected string literal; expected '}'"},
+  };
+  return c;
+}
+
+class CliError : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(CliError, ExitsWithCode2AndOneClearLine) {
+  const auto r = run_cli(GetParam().args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.substr(0, r.err.find('\n')), GetParam().first_line);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, CliError, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<ErrorCase>& i) { return std::string(i.param.name); });
+
+}  // namespace
+}  // namespace simumax::tests

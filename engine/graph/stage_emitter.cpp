@@ -36,48 +36,25 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
                            const cost::StepCost& c, const LoweringOptions& o)
     : b_(b), s_(s), m_(m), c_(c), options_(o), ratio_(c.straggler_ratio) {
   for (const auto& chunk : m.chunks) {
+    std::vector<model::BlockProgram> programs;
     std::vector<BlockMem> per_block;
-    BlockMem whole;
-    int64_t cum = 0;
+    std::vector<model::MemStep> fwd, bwd;  // the whole chunk, for chunk-sized tasks
     for (const auto& blk : chunk.blocks) {
-      per_block.push_back(block_mem(blk));
+      programs.push_back(model::block_program(blk.ops));
+      per_block.push_back({model::span_of(programs.back().forward), model::span_of(programs.back().backward)});
       for (int i = 0; i < blk.repeat; ++i) {
-        whole.fwd.peak = std::max(whole.fwd.peak, cum + per_block.back().fwd.peak);
-        cum += per_block.back().fwd.delta;
+        fwd.insert(fwd.end(), programs.back().forward.begin(), programs.back().forward.end());
       }
     }
-    whole.fwd.delta = cum;
-    // Backward walks the blocks in reverse; peaks are relative to the live memory at the task's start.
-    int64_t freed = 0;
     for (size_t k = chunk.blocks.size(); k-- > 0;) {
       for (int i = 0; i < chunk.blocks[k].repeat; ++i) {
-        whole.bwd.peak = std::max(whole.bwd.peak, per_block[k].bwd.peak - freed);
-        freed -= per_block[k].bwd.delta;
+        bwd.insert(bwd.end(), programs[k].backward.begin(), programs[k].backward.end());
       }
     }
-    whole.bwd.delta = -freed;
+    chunk_mem_.push_back({model::span_of(fwd), model::span_of(bwd)});
+    programs_.push_back(std::move(programs));
     block_mem_.push_back(std::move(per_block));
-    chunk_mem_.push_back(whole);
   }
-}
-
-StageEmitter::BlockMem StageEmitter::block_mem(const model::Block& blk) {
-  // SimuMax's single-micro-batch walk: forward holds each op's cache; backward frees it in reverse.
-  BlockMem bm;
-  int64_t cum = 0;
-  for (const auto& op : blk.ops) {
-    bm.fwd.peak = std::max(bm.fwd.peak, cum + op.act_fwd_peak);
-    cum += op.act_cache;
-  }
-  bm.fwd.peak = std::max(bm.fwd.peak, cum);
-  bm.fwd.delta = cum;
-  int64_t freed = 0;
-  for (auto it = blk.ops.rbegin(); it != blk.ops.rend(); ++it) {
-    bm.bwd.peak = std::max(bm.bwd.peak, it->act_bwd_peak - freed);
-    freed += it->act_cache;
-  }
-  bm.bwd.delta = -freed;
-  return bm;
 }
 
 void StageEmitter::compute(const std::vector<uint32_t>& lanes, Task t) {
@@ -103,15 +80,15 @@ void StageEmitter::comm(const std::vector<uint32_t>& lanes, const cost::CommCost
 }
 
 void StageEmitter::op_forward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
-                              Task base) {
+                              const model::MemStep& mem, Task base) {
   for (const auto& cc : oc.comm[0]) {
     if (cc.comm->before_compute) comm(lanes, cc, base);
   }
   Task t = base;
   t.seconds = oc.seconds[0] * ratio_;
   t.name = b_.name(op.name + ".fwd");
-  t.mem_peak_bytes = std::max(op.act_fwd_peak, op.act_cache);
-  t.mem_delta_bytes = op.act_cache;
+  t.mem_peak_bytes = std::max(mem.peak, mem.delta);
+  t.mem_delta_bytes = mem.delta;
   compute(lanes, t);
   for (const auto& cc : oc.comm[0]) {
     if (!cc.comm->before_compute) comm(lanes, cc, base);
@@ -119,21 +96,29 @@ void StageEmitter::op_forward(const std::vector<uint32_t>& lanes, const model::O
 }
 
 void StageEmitter::op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
-                                Task base) {
-  if (oc.recompute_seconds == 0 && !oc.recompute_comm) return;
+                                const model::MemStep& mem, Task base) {
   base.kind = TaskKind::kRecompute;
   base.pass = Pass::kRecompute;
   if (oc.recompute_comm) {
-    for (const auto& cc : oc.comm[0]) comm(lanes, cc, base);
+    for (const auto& cc : oc.comm[0]) {
+      if (cc.comm->before_compute) comm(lanes, cc, base);
+    }
   }
   Task t = base;
-  t.seconds = oc.recompute_seconds * ratio_;
+  t.seconds = oc.recompute_seconds * ratio_;  // zero for a variance tail: its replay is free
   t.name = b_.name(op.name + ".recompute");
+  t.mem_peak_bytes = std::max(mem.peak, mem.delta);
+  t.mem_delta_bytes = mem.delta;
   compute(lanes, t);
+  if (oc.recompute_comm) {
+    for (const auto& cc : oc.comm[0]) {
+      if (!cc.comm->before_compute) comm(lanes, cc, base);
+    }
+  }
 }
 
 void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
-                               Task base) {
+                               const model::MemStep& mem, Task base) {
   const bool has_wgrad = oc.seconds[2] > 0 || !oc.comm[2].empty();
   for (int p = 1; p <= 2; ++p) {
     if (p == 2 && !has_wgrad) break;
@@ -143,8 +128,8 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
     Task t = base;
     t.seconds = oc.seconds[p] * ratio_;
     t.name = b_.name(op.name + (p == 1 ? ".dgrad" : ".wgrad"));
-    t.mem_peak_bytes = p == 1 ? op.act_bwd_peak : 0;
-    t.mem_delta_bytes = (p == 2 || !has_wgrad) ? -op.act_cache : 0;
+    t.mem_peak_bytes = p == 1 ? mem.peak : 0;
+    t.mem_delta_bytes = (p == 2 || !has_wgrad) ? mem.delta : 0;
     compute(lanes, t);
     for (const auto& cc : oc.comm[p]) {
       if (!cc.comm->before_compute) comm(lanes, cc, base);
@@ -182,7 +167,9 @@ void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb
         compute(lanes, t);
         continue;
       }
-      for (size_t o = 0; o < blk.ops.size(); ++o) op_forward(lanes, blk.ops[o], cc.blocks[k].ops[o], t);
+      for (const auto& step : programs_[ci][k].forward) {
+        op_forward(lanes, blk.ops[step.op], cc.blocks[k].ops[step.op], step, t);
+      }
     }
   }
 }
@@ -217,9 +204,16 @@ void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int m
         compute(lanes, t);
         continue;
       }
-      // Megatron replays the recomputed forward of a layer before that layer's backward.
-      for (size_t o = 0; o < blk.ops.size(); ++o) op_recompute(lanes, blk.ops[o], cc.blocks[k].ops[o], t);
-      for (size_t o = blk.ops.size(); o-- > 0;) op_backward(lanes, blk.ops[o], cc.blocks[k].ops[o], t);
+      // Each recompute segment is replayed right before its own backward (Megatron's checkpointed regions).
+      for (const auto& step : programs_[ci][k].backward) {
+        const auto& op = blk.ops[step.op];
+        const auto& oc = cc.blocks[k].ops[step.op];
+        if (step.kind == model::StepKind::kRecompute) {
+          op_recompute(lanes, op, oc, step, t);
+        } else {
+          op_backward(lanes, op, oc, step, t);
+        }
+      }
     }
   }
 }

@@ -6,6 +6,7 @@
 
 #include "engine/graph/graph_builder.hpp"
 #include "engine/graph/lowering.hpp"
+#include "engine/model/memory_walk.hpp"
 
 namespace simumax::graph {
 
@@ -22,19 +23,17 @@ class StageEmitter {
   bool network_comm() const { return options_.scope == RankScope::kAll; }
 
  private:
-  struct MemStep {
-    int64_t peak = 0;
-    int64_t delta = 0;
-  };
   struct BlockMem {
-    MemStep fwd, bwd;
+    model::MemSpan fwd, bwd;
   };
   void compute(const std::vector<uint32_t>& lanes, Task t);
   void comm(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t);
-  void op_forward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc, Task base);
-  void op_backward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc, Task base);
-  void op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc, Task base);
-  static BlockMem block_mem(const model::Block& blk);
+  void op_forward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
+                  const model::MemStep& mem, Task base);
+  void op_backward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
+                   const model::MemStep& mem, Task base);
+  void op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
+                    const model::MemStep& mem, Task base);
 
   GraphBuilder& b_;
   const config::Scenario& s_;
@@ -42,6 +41,7 @@ class StageEmitter {
   const cost::StepCost& c_;
   LoweringOptions options_;
   double ratio_;
+  std::vector<std::vector<model::BlockProgram>> programs_;  // [chunk][block]: memory steps of one copy
   std::vector<std::vector<BlockMem>> block_mem_;  // [chunk][block], one copy of the block
   std::vector<BlockMem> chunk_mem_;               // [chunk], the whole chunk
 };

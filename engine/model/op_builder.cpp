@@ -45,10 +45,18 @@ PassWork OpBuilder::linear_work(int64_t flops, const std::string& key, double by
   return w;
 }
 
+bool OpBuilder::selective() const {
+  return st_.recompute_granularity == config::RecomputeGranularity::kSelective;
+}
+
 void OpBuilder::set_recompute(Op& op, Rec rec, bool comm_too) const {
-  op.recompute = rec.on;
-  op.variance = rec.on && rec.variance;
-  op.recompute_comm = rec.on && comm_too;
+  // SimuMax charges legacy-granularity recompute time even with enable_recompute = false; Megatron does not
+  // recompute then, and neither do we (docs/simumax-differences.md).
+  const bool on = rec.on && st_.enable_recompute;
+  op.recompute = on;
+  op.variance = on && rec.variance;
+  op.recompute_comm = on && comm_too;
+  op.break_point = on && rec.break_point;
 }
 
 void OpBuilder::add_te_dummy(Op& op, int64_t rows, int64_t cols) const {
@@ -104,7 +112,7 @@ int64_t OpBuilder::linear_col(std::vector<Op>& out, const std::string& name, int
   set_recompute(op, rec, true);
   const int64_t in_b = b * m * k * a, out_b = b * m * n * e_;
   // bf16 keeps only its sequence-parallel shard of the input; fp8 keeps the gathered fp8 copy.
-  op.act_cache = (sp_ && !fp8) ? in_b / tp_ : in_b;
+  op.act_cache = rec.cached_inputs ? 0 : ((sp_ && !fp8) ? in_b / tp_ : in_b);
   op.act_fwd_peak = op.act_bwd_peak = in_b + out_b + (st_.use_accm_weight ? 0 : k * n * a);
   op.act_in_bytes = b * s_in * k * e_;
   op.dense_numel = k * n;
@@ -144,7 +152,7 @@ int64_t OpBuilder::linear_row(std::vector<Op>& out, const std::string& name, int
     }
   }
   set_recompute(op, rec, true);
-  op.act_cache = b * m * k * a;
+  op.act_cache = rec.cached_inputs ? 0 : b * m * k * a;
   op.act_fwd_peak = op.act_bwd_peak = b * m * k * a + b * m * n * e_ + (st_.use_accm_weight ? 0 : k * n * a);
   op.act_in_bytes = b * m * k * e_;
   op.dense_numel = k * n;
@@ -192,7 +200,8 @@ void OpBuilder::norm(std::vector<Op>& out, const std::string& name, int64_t rows
   out.push_back(std::move(op));
 }
 
-void OpBuilder::activation(std::vector<Op>& out, const std::string& name, int64_t numel_in, bool rec) const {
+void OpBuilder::activation(std::vector<Op>& out, const std::string& name, int64_t numel_in, bool rec,
+                           int64_t probs_numel) const {
   Op op;
   op.name = name;
   const double in = static_cast<double>(numel_in * e_);
@@ -200,12 +209,14 @@ void OpBuilder::activation(std::vector<Op>& out, const std::string& name, int64_
     op.type = OpType::kSwiglu;
     const int64_t n_out = numel_in / 2;
     const double o = static_cast<double>(n_out * e_);
-    const double f = st_.use_fused_swiglu ? in + o : 5 * o;
-    const double ba = st_.use_fused_swiglu ? in + o : 8 * o;
+    const double probs = static_cast<double>(probs_numel * e_);
+    const double f = (st_.use_fused_swiglu ? in + o : 5 * o) + probs;
+    const double ba = (st_.use_fused_swiglu ? in + o : 8 * o) + probs;
     op.work[0] = memory_work("default", f);
     op.work[1] = memory_work("default", ba);
     op.act_cache = (st_.use_fused_swiglu ? 2 : 3) * n_out * e_;
-    op.act_fwd_peak = op.act_bwd_peak = (numel_in + n_out) * e_;
+    // The weighted SiLU keeps the routing probabilities (8 bytes per token and expert) while it runs.
+    op.act_fwd_peak = op.act_bwd_peak = (numel_in + n_out) * e_ + probs_numel * 8;
   } else {
     op.type = OpType::kGelu;
     op.work[0] = memory_work("default", 2 * in);

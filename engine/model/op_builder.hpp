@@ -26,7 +26,10 @@ class OpBuilder {
   struct Rec {
     bool on = false;
     bool variance = false;
+    bool cached_inputs = false;  // its input is already saved by another op (SimuMax's has_cached_inputs)
+    bool break_point = false;    // a recompute segment ends after this op
   };
+  bool selective() const;
   // Linear layers return their output rows (M for a column linear; S_out for a row linear).
   int64_t linear_col(std::vector<Op>& out, const std::string& name, int64_t s_in, int64_t k, int64_t n_total,
                      Rec rec, bool lm_head = false) const;
@@ -36,8 +39,21 @@ class OpBuilder {
   void quantizer(std::vector<Op>& out, const std::string& name, int64_t numel, bool rec) const;
   void core_attention(std::vector<Op>& out, const std::string& name, int64_t m, int64_t dqk, int64_t dv,
                       Rec rec) const;
-  void activation(std::vector<Op>& out, const std::string& name, int64_t numel_in, bool rec) const;
   void gqa_attention(std::vector<Op>& out, int64_t s_local, const AttnRecompute& af) const;
+  void mla_attention(std::vector<Op>& out, int64_t s_local, const AttnRecompute& af) const;
+  void serial_group_linear(std::vector<Op>& out, const std::string& name, int64_t rows, int64_t k, int64_t n_full,
+                           int64_t n_key, int64_t k_key, Rec rec) const;
+  void moe(std::vector<Op>& out, int64_t s_local, const MlpRecompute& mf) const;
+  void router(std::vector<Op>& out, int64_t s_local, const MlpRecompute& mf) const;
+  int64_t expert_rows(int64_t s_local, bool etp_gathered) const;
+  void permutation(std::vector<Op>& out, int64_t s_local, int64_t rows, bool rec) const;
+  void unpermutation(std::vector<Op>& out, int64_t s_local, int64_t rows, bool rec) const;
+  void group_linear(std::vector<Op>& out, const std::string& name, bool col, int64_t rows, int64_t k, int64_t n,
+                    Rec rec) const;
+  // `probs_numel` > 0: the MoE expert activation weighted by the router probabilities (dispatch_probs).
+  void set_cp_flash_peaks(Op& op, int64_t q, int64_t k, int64_t v, int64_t o, int64_t saved_out) const;
+  void activation(std::vector<Op>& out, const std::string& name, int64_t numel_in, bool rec,
+                  int64_t probs_numel = 0) const;
   void dense_mlp(std::vector<Op>& out, const std::string& prefix, int64_t s_local, int64_t ffn,
                  const MlpRecompute& mf) const;
   void cross_entropy(std::vector<Op>& out, int64_t m, int64_t v_local) const;

@@ -80,24 +80,46 @@ void OpBuilder::core_attention(std::vector<Op>& out, const std::string& name, in
   const int64_t qkv_b = (qe + ke + ve) * e_, lse_b = le * e_, o_b = oe * e_;
   const int64_t saved_out = ((st_.fp8 && st_.use_flash_sdp) || te_saves_out) ? o_b : 0;
   if (st_.use_flash_sdp) {
-    op.act_cache = qkv_b + lse_b + saved_out;
-    op.act_fwd_peak = qkv_b + lse_b + o_b;
-    op.act_bwd_peak = (2 * qe + 2 * ke + 2 * ve + le + oe) * e_ - saved_out;
+    op.act_cache = (rec.cached_inputs ? 0 : qkv_b) + lse_b + saved_out;
+    if (cp > 1) {
+      set_cp_flash_peaks(op, qe * e_, ke * e_, ve * e_, o_b, saved_out);
+    } else {
+      op.act_fwd_peak = qkv_b + lse_b + o_b;
+      op.act_bwd_peak = (2 * qe + 2 * ke + 2 * ve + le + oe) * e_ - saved_out;
+    }
   } else {
     const int64_t p = b * h * m * m;
-    op.act_cache = (qe + ke + ve + p) * e_;
+    op.act_cache = (qe + ke + ve + p) * e_ - ((rec.cached_inputs && h == hkv) ? qkv_b : 0);
     op.act_fwd_peak = 2 * p * e_;
     int f = 3 + (sys_.backend == "cuda" ? 1 : 0) - ((st_.use_math_sdp && sys_.backend == "musa") ? 1 : 0);
     op.act_bwd_peak = f * p * e_;
   }
-  op.act_in_bytes = b * m * (h * dqk + 2 * hkv * dqk) * e_;
+  // What a segment starting at the core attention holds, as SimuMax counts it (fitted to its grid outputs:
+  // nothing for GQA, whose input is the QKV projection's output; the query alone for MLA).
+  op.act_in_bytes = mla ? qe * e_ : 0;
   out.push_back(std::move(op));
+}
+
+void OpBuilder::set_cp_flash_peaks(Op& op, int64_t q, int64_t k, int64_t v, int64_t o, int64_t saved_out) const {
+  // TransformerEngine's a2a context parallelism: buffers around the pre- and post-attention all-to-alls.
+  const bool sync = st_.cp_a2a_mode == "sync_cp";
+  const int64_t t = q + k + v;
+  auto three = [&]() { return sync ? 2 * t + (k + v) + (q + k) : 4 * t; };
+  auto two = [&](int64_t a, int64_t c) { return sync ? 3 * (a + c) + std::max(a, c) : 4 * (a + c); };
+  op.act_fwd_peak = std::max({three(), 3 * t + o, 2 * t + 4 * o, t + op.act_cache});
+  const int64_t bwd_pre = saved_out > 0 ? saved_out + 4 * o : two(o, o);
+  const int64_t base = saved_out > 0 ? saved_out + 2 * o : 4 * o;
+  const int64_t bwd_fa = std::max(t + base, 2 * t + base + q + k);
+  const int64_t bwd_post = base + three();
+  op.act_bwd_peak = std::max({bwd_pre, bwd_fa, bwd_post}) - saved_out;
 }
 
 void OpBuilder::gqa_attention(std::vector<Op>& out, int64_t s_local, const AttnRecompute& af) const {
   const int64_t hsz = m_.hidden_size, h = m_.head_num, kv = m_.kv_head_num, d = m_.head_size.value_or(0);
   const bool tail = af.meg_ln;
-  const int64_t m = linear_col(out, "attn.linear_qkv", s_local, hsz, h * d + 2 * kv * d, Rec{af.q_up || tail, tail});
+  // Megatron's layernorm recompute makes the QKV projection a tail: its input is the recomputed norm output.
+  const int64_t m =
+      linear_col(out, "attn.linear_qkv", s_local, hsz, h * d + 2 * kv * d, Rec{af.q_up || tail, tail, tail});
   core_attention(out, "attn.core_attention", m, d, d, Rec{af.core, st_.recompute_variance && af.core});
   linear_row(out, "attn.linear_out", m, h * d, hsz, Rec{af.out, false});
 }
@@ -108,7 +130,9 @@ void OpBuilder::dense_mlp(std::vector<Op>& out, const std::string& prefix, int64
   const bool rec = shared ? (mf.shared || mf.meg_moe) : (mf.linear || mf.meg_mlp);
   const bool tail = shared ? false : mf.meg_ln;
   const int64_t width = m_.use_swiglu ? 2 * ffn : ffn;
-  const int64_t m = linear_col(out, prefix + ".linear_fc1", s_local, m_.hidden_size, width, Rec{rec || tail, tail});
+  const bool brk = selective() && mf.meg_ln && rec;
+  const int64_t m =
+      linear_col(out, prefix + ".linear_fc1", s_local, m_.hidden_size, width, Rec{rec || tail, tail, tail, brk});
   activation(out, prefix + ".activation", st_.micro_batch_size * m * (width / tp_), rec);
   linear_row(out, prefix + ".linear_fc2", m, ffn, m_.hidden_size, Rec{rec, rec && st_.recompute_variance});
 }
@@ -117,10 +141,17 @@ void OpBuilder::layer(std::vector<Op>& out, int local_layer, int64_t seq_local, 
   const AttnRecompute af = attn_recompute(st_, local_layer);
   const MlpRecompute mf = mlp_recompute(st_, local_layer);
   norm(out, "input_layernorm", seq_local, m_.hidden_size, af.in_ln);
-  gqa_attention(out, seq_local, af);
+  if (m_.attention_type == config::AttentionType::kMla) {
+    mla_attention(out, seq_local, af);
+  } else {
+    gqa_attention(out, seq_local, af);
+  }
   norm(out, "pre_mlp_layernorm", seq_local, m_.hidden_size, mf.pre_ln);
-  (void)dense_mlp_layer;  // MoE layers arrive with issue #3; every layer is a dense MLP here
-  dense_mlp(out, "mlp", seq_local, m_.intermediate_size.value_or(0), mf);
+  if (m_.expert_num == 1 || dense_mlp_layer) {
+    dense_mlp(out, "mlp", seq_local, m_.intermediate_size.value_or(0), mf);
+  } else {
+    moe(out, seq_local, mf);
+  }
 }
 
 int64_t OpBuilder::embedding(std::vector<Op>& out, int64_t seq_chunk) const {

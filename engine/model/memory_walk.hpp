@@ -1,0 +1,38 @@
+// SimuMax's single-micro-batch activation walk for one block of ops, as a program of memory steps:
+// forward ops, then the backward in reverse with each recompute segment replayed just before its backward.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/model/op.hpp"
+
+namespace simumax::model {
+
+enum class StepKind : uint8_t { kForward, kRecompute, kBackward };
+
+struct MemStep {
+  int op = 0;            // index into the block's ops
+  StepKind kind = StepKind::kForward;
+  int64_t peak = 0;      // transient bytes above the live activations while the step runs
+  int64_t delta = 0;     // change of live activations when it ends
+};
+
+struct BlockProgram {
+  std::vector<MemStep> forward;
+  std::vector<MemStep> backward;  // recompute steps interleaved, in execution order
+};
+
+// Segments: a recomputed op starts one (FIRST) when it is the block's first op, follows an op that is not
+// recomputed, or follows a break point. A FIRST op holds its inputs through the forward; the others hold
+// nothing until the replay, which re-creates their caches right before the segment's backward.
+BlockProgram block_program(const std::vector<Op>& ops);
+
+// Peak above the live activations at its start, and net change, of a run of steps repeated `repeat` times.
+struct MemSpan {
+  int64_t peak = 0;
+  int64_t delta = 0;
+};
+MemSpan span_of(const std::vector<MemStep>& steps, int repeat = 1);
+
+}  // namespace simumax::model

@@ -8,7 +8,7 @@ namespace simumax {
 namespace {
 
 config::GridCase grid_line(const std::string& id) {
-  for (auto& gc : config::load_grid(SIMUMAX_SHARED_DIR "/reference/simumax_grid.jsonl", SIMUMAX_SHARED_DIR)) {
+  for (const auto& gc : tests::grid_lines()) {
     if (gc.id == id) return gc;
   }
   ADD_FAILURE() << "no grid line " << id;
@@ -46,6 +46,18 @@ TEST(SimuMaxDifferences, WithEnoughMicroBatchesTheFirstStageHoldsPpCaches) {
   EXPECT_EQ(r.summary.stages[0].cached_micro_batches, 1);  // pp - 1 = 1 other micro-batch live at the peak
   EXPECT_NEAR(static_cast<double>(r.summary.stages[0].peak_alloc_bytes) / gc.peak_alloc_bytes_by_stage.at("first_stage"),
               1.0, 1e-9);
+}
+
+// "Recompute charged when it is disabled": with enable_recompute = false SimuMax still adds the legacy
+// granularity's recompute time. Megatron recomputes nothing then, and neither do we.
+TEST(SimuMaxDifferences, DisabledRecomputeCostsNothing) {
+  auto gc = grid_line("g147_recompute_llama3-70b_L8_b200_tp2pp1w8_mbs1mbc4");
+  ASSERT_FALSE(gc.scenario.strategy.enable_recompute);
+  const double ours = simulate(gc.scenario, RunOptions{}).summary.step_time_ms;
+  gc.scenario.strategy.recompute_granularity = config::RecomputeGranularity::kNone;
+  gc.scenario.strategy.recompute_layer_num = 0;
+  EXPECT_DOUBLE_EQ(ours, simulate(gc.scenario, RunOptions{}).summary.step_time_ms);
+  EXPECT_LT(ours, gc.step_time_ms * 0.99);  // SimuMax charged the recompute
 }
 
 }  // namespace

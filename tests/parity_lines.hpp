@@ -1,4 +1,4 @@
-// The grid lines each parity test covers, and the lines excluded on purpose (docs/simumax-differences.md).
+// The grid lines the parity tests cover, and the lines excluded on purpose (docs/simumax-differences.md).
 #pragma once
 
 #include <string>
@@ -9,13 +9,18 @@
 
 namespace simumax::tests {
 
-// Dense lines of ../shared/reference/simumax_grid.jsonl without recompute, VPP, CP or FP8.
-std::vector<config::GridCase> dense_parity_lines();
+// Every line of ../shared/reference/simumax_grid.jsonl.
+const std::vector<config::GridCase>& grid_lines();
+// The lines the sim executor also runs: every dense line without recompute, VPP, CP or FP8, and the first
+// line of every family.
+std::vector<config::GridCase> sim_sample();
 
-// Non-empty when our memory differs from SimuMax's on purpose for this line (the reason, with the doc entry).
+// Non-empty when our step time / memory differs from SimuMax's on purpose for this line: the reason, named
+// after its entry in docs/simumax-differences.md.
+std::string time_difference_reason(const config::GridCase& gc);
 std::string memory_difference_reason(const config::GridCase& gc);
 
-// Our peak allocated bytes for SimuMax's stage key (first_stage / middle_stage / last_stage).
+// Our peak allocated bytes for SimuMax's stage key (first_stage, middle_stage, last_stage, pp_stage_N).
 double stage_peak(const report::Summary& s, const std::string& stage_key);
 
 // A gtest-safe name for a grid id.

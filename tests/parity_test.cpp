@@ -1,6 +1,8 @@
-// Parity with SimuMax: every dense grid line without recompute, VPP, CP or FP8 (issue #2), step time and
-// per-stage peak allocated memory within 0.5 %. Each line is its own test (its own process under ctest),
-// so the sim executor can run once per process.
+// Parity with SimuMax on every line of ../shared/reference/simumax_grid.jsonl: step time and per-stage peak
+// allocated memory within 0.5 % with the fast executor, and with the sim executor on every dense line without
+// recompute, VPP, CP or FP8 plus one line per family.
+// Lines differ only where docs/simumax-differences.md says why. Each line is its own test (its own process
+// under ctest), so the sim executor runs once per process.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -21,8 +23,10 @@ void check_line(const config::GridCase& gc, ExecutorKind executor, graph::RankSc
   o.lowering.scope = scope;
   const RunResult r = simulate(gc.scenario, o);
   const auto& sum = r.summary;
-  EXPECT_NEAR(sum.step_time_ms / gc.step_time_ms, 1.0, kTolerance)
-      << "ours " << sum.step_time_ms << " ms, SimuMax " << gc.step_time_ms << " ms";
+  if (tests::time_difference_reason(gc).empty()) {
+    EXPECT_NEAR(sum.step_time_ms / gc.step_time_ms, 1.0, kTolerance)
+        << "ours " << sum.step_time_ms << " ms, SimuMax " << gc.step_time_ms << " ms";
+  }
   if (tests::memory_difference_reason(gc).empty()) {
     for (const auto& [stage, expected] : gc.peak_alloc_bytes_by_stage) {
       const double ours = tests::stage_peak(sum, stage);
@@ -32,20 +36,21 @@ void check_line(const config::GridCase& gc, ExecutorKind executor, graph::RankSc
   }
 }
 
-class DenseParity : public ::testing::TestWithParam<config::GridCase> {};
+std::string name_of(const ::testing::TestParamInfo<config::GridCase>& info) {
+  return tests::test_name(info.param.id);
+}
 
-TEST_P(DenseParity, FastExecutorMatchesSimuMax) {
+class Parity : public ::testing::TestWithParam<config::GridCase> {};
+TEST_P(Parity, FastExecutorMatchesSimuMax) {
   check_line(GetParam(), ExecutorKind::kFast, graph::RankScope::kStages);
 }
+INSTANTIATE_TEST_SUITE_P(Grid, Parity, ::testing::ValuesIn(tests::grid_lines()), name_of);
 
-TEST_P(DenseParity, SimExecutorMatchesSimuMax) {
+class SimParity : public ::testing::TestWithParam<config::GridCase> {};
+TEST_P(SimParity, SimExecutorMatchesSimuMax) {
   check_line(GetParam(), ExecutorKind::kSim, graph::RankScope::kStages);
 }
-
-INSTANTIATE_TEST_SUITE_P(Grid, DenseParity, ::testing::ValuesIn(tests::dense_parity_lines()),
-                         [](const ::testing::TestParamInfo<config::GridCase>& info) {
-                           return tests::test_name(info.param.id);
-                         });
+INSTANTIATE_TEST_SUITE_P(Sample, SimParity, ::testing::ValuesIn(tests::sim_sample()), name_of);
 
 }  // namespace
 }  // namespace simumax

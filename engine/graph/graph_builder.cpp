@@ -4,11 +4,7 @@
 
 namespace simumax::graph {
 
-namespace {
-constexpr uint32_t kNone = kNoGroup;
-}  // namespace
-
-GraphBuilder::GraphBuilder(TaskGraph& g) : g_(g), last_(g.num_ranks, kNone) {}
+GraphBuilder::GraphBuilder(TaskGraph& g) : g_(g), last_(g.num_ranks), batch_(g.num_ranks) {}
 
 uint32_t GraphBuilder::name(const std::string& n) {
   auto [it, inserted] = names_.try_emplace(n, static_cast<uint32_t>(g_.names.size()));
@@ -23,9 +19,26 @@ uint32_t GraphBuilder::group(const std::vector<uint32_t>& members) {
   return it->second;
 }
 
+uint32_t GraphBuilder::op_ref(const OpRef& r) {
+  auto [it, inserted] = op_refs_.try_emplace(r.key(), static_cast<uint32_t>(g_.op_refs.size()));
+  if (inserted) g_.op_refs.push_back(r);
+  return it->second;
+}
+
 void GraphBuilder::follow(uint32_t rank, uint32_t task) {
-  if (last_[rank] != kNone) edges_.emplace_back(last_[rank], task);
-  last_[rank] = task;
+  for (uint32_t prev : last_[rank]) edges_.emplace_back(prev, task);
+  last_[rank].assign(1, task);
+}
+
+void GraphBuilder::begin_batch(uint32_t rank) { batch_[rank].clear(); }
+
+void GraphBuilder::join_batch(uint32_t rank, uint32_t task) {
+  for (uint32_t prev : last_[rank]) edges_.emplace_back(prev, task);
+  batch_[rank].push_back(task);
+}
+
+void GraphBuilder::end_batch(uint32_t rank) {
+  if (!batch_[rank].empty()) last_[rank].swap(batch_[rank]);
 }
 
 uint32_t GraphBuilder::append(Task t) {
@@ -39,8 +52,6 @@ uint32_t GraphBuilder::add_detached(Task t) {
   g_.tasks.push_back(t);
   return static_cast<uint32_t>(g_.tasks.size() - 1);
 }
-
-void GraphBuilder::join(uint32_t rank, uint32_t task) { follow(rank, task); }
 
 void GraphBuilder::finish() {
   using Csr = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,

@@ -17,12 +17,16 @@ class GraphBuilder {
 
   uint32_t name(const std::string& n);
   uint32_t group(const std::vector<uint32_t>& members);  // interned; one member -> kNoGroup
+  uint32_t op_ref(const OpRef& r);                       // interned into TaskGraph::op_refs
   // Appends `t` after the last task of `t.rank` (or of every member of `t.group`).
   uint32_t append(Task t);
   // Adds `t` without ordering it on any rank yet; place it with join() on each rank, in program order.
   uint32_t add_detached(Task t);
-  // Makes `task` (already added) the next task of `rank` as well.
-  void join(uint32_t rank, uint32_t task);
+  // A batch of transfers on `rank`: each task joined between begin_batch and end_batch depends on what the
+  // rank did before the batch; what the rank does after it depends on all of them.
+  void begin_batch(uint32_t rank);
+  void join_batch(uint32_t rank, uint32_t task);
+  void end_batch(uint32_t rank);
   // Builds the CSR successor arrays and in-degrees. Call once, at the end.
   void finish();
 
@@ -30,10 +34,12 @@ class GraphBuilder {
   void follow(uint32_t rank, uint32_t task);
 
   TaskGraph& g_;
-  std::vector<uint32_t> last_;
+  std::vector<std::vector<uint32_t>> last_;   // each rank's frontier (one task, or a finished batch)
+  std::vector<std::vector<uint32_t>> batch_;  // tasks of each rank's open batch
   std::vector<std::pair<uint32_t, uint32_t>> edges_;
   std::unordered_map<std::string, uint32_t> names_;
   std::map<std::vector<uint32_t>, uint32_t> groups_;
+  std::map<decltype(OpRef{}.key()), uint32_t> op_refs_;
 };
 
 }  // namespace simumax::graph

@@ -3,6 +3,8 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/topological_sort.hpp>
 
+#include <map>
+
 #include "engine/graph/graph_builder.hpp"
 #include "engine/graph/pipeline_schedule.hpp"
 #include "engine/graph/stage_emitter.hpp"
@@ -82,59 +84,73 @@ std::vector<std::vector<std::vector<uint32_t>>> lane_sets(const Layout& lay, Ran
   return sets;
 }
 
-// Pipeline programs: every lane set runs its stage's 1F1B program; send/recv nodes are shared by both sides.
-void emit_pipeline(StageEmitter& em, GraphBuilder& b, const config::Scenario& s, const cost::StepCost& c,
-                   const std::vector<std::vector<std::vector<uint32_t>>>& sets, double ratio) {
-  const int pp = static_cast<int>(s.strategy.pp_size), mbc = static_cast<int>(s.strategy.micro_batch_num);
-  const auto programs = one_f_one_b(pp, mbc);
-  // p2p[dir][lower stage][lane set][mb] -> node per lane member
-  std::vector<std::vector<std::vector<std::vector<std::vector<uint32_t>>>>> p2p(2);
-  for (auto& dir : p2p) {
-    dir.resize(pp);
-    for (int r = 0; r < pp; ++r) dir[r].assign(sets[r].size(), std::vector<std::vector<uint32_t>>(mbc));
+// Pipeline programs: every lane set runs its stage's program; each transfer is one node per lane shared by
+// its sender and receiver, which both place it in a batch of their own program.
+class PipelineEmitter {
+ public:
+  PipelineEmitter(StageEmitter& em, GraphBuilder& b, const cost::StepCost& c,
+                  const std::vector<std::vector<std::vector<uint32_t>>>& sets, double ratio)
+      : em_(em), b_(b), c_(c), sets_(sets), ratio_(ratio) {
+    names_[0] = b.name("pp.send_recv.gradient");
+    names_[1] = b.name("pp.send_recv.activation");
   }
-  const uint32_t fwd_name = b.name("pp.send_recv.activation"), bwd_name = b.name("pp.send_recv.gradient");
-  auto link = [&](int dir, int lower, size_t set, int mb, const std::vector<uint32_t>& mine, int peer_stage) {
-    auto& nodes = p2p[dir][lower][set][mb];
-    if (nodes.empty()) {
-      for (size_t i = 0; i < mine.size(); ++i) {
-        const uint32_t peer = sets[peer_stage][set][i];
-        Task t;
-        t.seconds = c.p2p.seconds * ratio;
-        t.latency_seconds = c.p2p.latency_seconds * ratio;
-        const bool forward = dir == 0;
-        std::vector<uint32_t> members = forward == (peer_stage > lower) ? std::vector<uint32_t>{mine[i], peer}
-                                                                       : std::vector<uint32_t>{peer, mine[i]};
-        t.group = b.group(members);
-        t.rank = members[0];
-        t.kind = TaskKind::kPpComm;
-        t.pattern = CommPattern::kPeer;
-        t.network = em.network_comm();
-        t.pass = forward ? Pass::kForward : Pass::kBackward;
-        t.microbatch = mb;
-        t.name = forward ? fwd_name : bwd_name;
-        nodes.push_back(b.add_detached(t));
-      }
+
+  void run(const std::vector<Program>& programs) {
+    for (size_t r = 0; r < programs.size(); ++r) {
+      for (size_t set = 0; set < sets_[r].size(); ++set) run_rank(programs[r], static_cast<int>(r), set);
     }
-    // Each side places the shared node in its own program when it reaches it.
-    for (size_t i = 0; i < mine.size(); ++i) b.join(mine[i], nodes[i]);
-  };
-  for (int r = 0; r < pp; ++r) {
-    for (size_t set = 0; set < sets[r].size(); ++set) {
-      const auto& lanes = sets[r][set];
-      for (const ScheduleStep& step : programs[r]) {
-        switch (step.kind) {
-          case StepKind::kForward: em.forward(r, lanes, step.microbatch); break;
-          case StepKind::kBackward: em.backward(r, lanes, step.microbatch); break;
-          case StepKind::kSendNext: link(0, r, set, step.microbatch, lanes, r + 1); break;
-          case StepKind::kRecvPrev: link(0, r - 1, set, step.microbatch, lanes, r - 1); break;
-          case StepKind::kSendPrev: link(1, r - 1, set, step.microbatch, lanes, r - 1); break;
-          case StepKind::kRecvNext: link(1, r, set, step.microbatch, lanes, r + 1); break;
+  }
+
+ private:
+  void run_rank(const Program& prog, int r, size_t set) {
+    const auto& lanes = sets_[r][set];
+    for (const ScheduleStep& step : prog.steps) {
+      if (step.kind == StepKind::kForward) {
+        em_.forward(r, lanes, step.microbatch, step.chunk);
+      } else if (step.kind == StepKind::kBackward) {
+        em_.backward(r, lanes, step.microbatch, step.chunk);
+      } else {
+        for (uint32_t lane : lanes) b_.begin_batch(lane);
+        for (uint32_t i = 0; i < step.num_comms; ++i) {
+          const auto& nodes = transfer(prog.comms[step.first_comm + i], set);
+          for (size_t l = 0; l < lanes.size(); ++l) b_.join_batch(lanes[l], nodes[l]);
         }
+        for (uint32_t lane : lanes) b_.end_batch(lane);
       }
     }
   }
-}
+
+  // The transfer's node for each lane of the set, created by whichever side reaches it first.
+  const std::vector<uint32_t>& transfer(const P2p& p, size_t set) {
+    auto& nodes = nodes_[{p, set}];
+    if (!nodes.empty()) return nodes;
+    const auto& from = sets_[p.sender][set];
+    const auto& to = sets_[p.receiver][set];
+    for (size_t l = 0; l < from.size(); ++l) {
+      Task t;
+      t.seconds = c_.p2p.seconds * ratio_;
+      t.latency_seconds = c_.p2p.latency_seconds * ratio_;
+      t.group = b_.group({from[l], to[l]});
+      t.rank = from[l];
+      t.kind = TaskKind::kPpComm;
+      t.pattern = CommPattern::kPeer;
+      t.network = em_.network_comm();
+      t.pass = p.forward ? Pass::kForward : Pass::kBackward;
+      t.microbatch = p.microbatch;
+      t.name = names_[p.forward ? 1 : 0];
+      nodes.push_back(b_.add_detached(t));
+    }
+    return nodes;
+  }
+
+  StageEmitter& em_;
+  GraphBuilder& b_;
+  const cost::StepCost& c_;
+  const std::vector<std::vector<std::vector<uint32_t>>>& sets_;
+  double ratio_;
+  uint32_t names_[2];
+  std::map<std::pair<P2p, size_t>, std::vector<uint32_t>> nodes_;
+};
 
 }  // namespace
 
@@ -147,7 +163,12 @@ TaskGraph lower_step(const config::Scenario& s, const model::StepModel& m, const
   GraphBuilder b(g);
   const auto sets = lane_sets(lay, options.scope);
   StageEmitter em(b, s, m, c, options);
-  emit_pipeline(em, b, s, c, sets, c.straggler_ratio);
+  const int pp = static_cast<int>(st.pp_size), mbc = static_cast<int>(st.micro_batch_num);
+  const int vp = m.virtual_chunks();
+  const auto programs =
+      vp > 1 ? interleaved_one_f_one_b(pp, vp, mbc, static_cast<int>(st.microbatch_group_size_per_vp_stage.value_or(pp)))
+             : one_f_one_b(pp, mbc);
+  PipelineEmitter(em, b, c, sets, c.straggler_ratio).run(programs);
   // SimuMax adds DP communication and the optimizer after the whole pipeline (T_pp), on every stage.
   std::vector<uint32_t> everyone(g.num_ranks);
   for (uint32_t r = 0; r < g.num_ranks; ++r) everyone[r] = r;

@@ -4,6 +4,9 @@
 
 #include "engine/executor/fast_executor.hpp"
 #include "engine/graph/pipeline_schedule.hpp"
+
+#include <map>
+#include <tuple>
 #include "engine/memory/memory_analysis.hpp"
 
 namespace simumax::graph {
@@ -74,22 +77,36 @@ TEST(Lowering, PeakMemoryMatchesSimuMaxExample) {
   }
 }
 
-TEST(PipelineSchedule, EveryStageRunsEveryMicroBatchOnce) {
-  for (int pp : {1, 2, 3, 4, 8}) {
-    for (int mbc : {1, 2, 3, 8, 13}) {
-      const auto programs = one_f_one_b(pp, mbc);
-      for (int r = 0; r < pp; ++r) {
-        int fwd = 0, bwd = 0, sends = 0;
-        for (const auto& step : programs[r]) {
-          fwd += step.kind == StepKind::kForward;
-          bwd += step.kind == StepKind::kBackward;
-          sends += step.kind == StepKind::kSendNext || step.kind == StepKind::kSendPrev;
-        }
-        EXPECT_EQ(fwd, mbc);
-        EXPECT_EQ(bwd, mbc);
-        EXPECT_EQ(sends, (r > 0 ? mbc : 0) + (r < pp - 1 ? mbc : 0));
-      }
+// Every (micro-batch, chunk) runs forward and backward once on every stage, and every transfer one side
+// names is named by the other side too.
+void check_programs(const std::vector<Program>& programs, int mbc, int vp) {
+  std::map<P2p, int> seen;
+  for (size_t r = 0; r < programs.size(); ++r) {
+    std::map<std::pair<int, int>, int> fwd, bwd;
+    for (const auto& step : programs[r].steps) {
+      if (step.kind == StepKind::kForward) ++fwd[{step.microbatch, step.chunk}];
+      if (step.kind == StepKind::kBackward) ++bwd[{step.microbatch, step.chunk}];
     }
+    EXPECT_EQ(fwd.size(), static_cast<size_t>(mbc * vp));
+    EXPECT_EQ(bwd.size(), static_cast<size_t>(mbc * vp));
+    for (const auto& [k, n] : fwd) EXPECT_EQ(n, 1);
+    for (const auto& p : programs[r].comms) {
+      EXPECT_TRUE(p.sender == static_cast<int>(r) || p.receiver == static_cast<int>(r));
+      ++seen[p];
+    }
+  }
+  for (const auto& [p, n] : seen) EXPECT_EQ(n, 2) << "transfer of micro-batch " << p.microbatch;
+}
+
+TEST(PipelineSchedule, OneFOneBRunsEveryMicroBatchOnceAndPairsEveryTransfer) {
+  for (int pp : {1, 2, 3, 4, 8}) {
+    for (int mbc : {1, 2, 3, 8, 13}) check_programs(one_f_one_b(pp, mbc), mbc, 1);
+  }
+}
+
+TEST(PipelineSchedule, InterleavedRunsEveryChunkOnceAndPairsEveryTransfer) {
+  for (auto [pp, vp, mbc] : {std::tuple{4, 2, 8}, {4, 4, 16}, {3, 3, 9}, {8, 2, 16}, {2, 2, 4}}) {
+    check_programs(interleaved_one_f_one_b(pp, vp, mbc, pp), mbc, vp);
   }
 }
 

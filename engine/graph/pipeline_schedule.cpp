@@ -1,55 +1,81 @@
 #include "engine/graph/pipeline_schedule.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 namespace simumax::graph {
 
-std::vector<std::vector<ScheduleStep>> one_f_one_b(int pp, int mbc) {
-  std::vector<std::vector<ScheduleStep>> programs(pp);
+bool P2p::operator<(const P2p& o) const {
+  return std::tie(forward, target, microbatch, sender, receiver) <
+         std::tie(o.forward, o.target, o.microbatch, o.sender, o.receiver);
+}
+
+bool P2p::operator==(const P2p& o) const {
+  return std::tie(forward, target, microbatch, sender, receiver) ==
+         std::tie(o.forward, o.target, o.microbatch, o.sender, o.receiver);
+}
+
+void Program::comm(std::initializer_list<const P2p*> batch) {
+  ScheduleStep s;
+  s.kind = StepKind::kComm;
+  s.first_comm = static_cast<uint32_t>(comms.size());
+  for (const P2p* p : batch) {
+    if (p) comms.push_back(*p);
+  }
+  s.num_comms = static_cast<uint32_t>(comms.size()) - s.first_comm;
+  if (s.num_comms > 0) steps.push_back(s);
+}
+
+std::vector<Program> one_f_one_b(int pp, int mbc) {
+  std::vector<Program> programs(pp);
   for (int r = 0; r < pp; ++r) {
-    auto& prog = programs[r];
+    Program& prog = programs[r];
     const bool first = r == 0, last = r == pp - 1;
     const int warmup = std::min(pp - r - 1, mbc);
     const int steady = mbc - warmup;
+    auto send_next = [&](int mb) { return P2p{true, r + 1, mb, r, r + 1}; };
+    auto recv_prev = [&](int mb) { return P2p{true, r, mb, r - 1, r}; };
+    auto send_prev = [&](int mb) { return P2p{false, r - 1, mb, r, r - 1}; };
+    auto recv_next = [&](int mb) { return P2p{false, r, mb, r + 1, r}; };
+    auto one = [&](const P2p& p) { prog.comm({&p}); };
     int f = 0, b = 0;
-    auto push = [&](StepKind k, int mb) { prog.push_back(ScheduleStep{k, mb}); };
     for (int i = 0; i < warmup; ++i, ++f) {
-      if (!first) push(StepKind::kRecvPrev, f);
-      push(StepKind::kForward, f);
-      if (!last) push(StepKind::kSendNext, f);
+      if (!first) one(recv_prev(f));
+      prog.compute(StepKind::kForward, f, 0);
+      if (!last) one(send_next(f));
     }
     const bool send_first = r % 2 == 1;
     for (int i = 0; i < steady; ++i) {
-      if (i == 0 && !first) push(StepKind::kRecvPrev, f);
-      push(StepKind::kForward, f);
+      if (i == 0 && !first) one(recv_prev(f));
+      prog.compute(StepKind::kForward, f, 0);
       if (!last) {
         if (send_first) {
-          push(StepKind::kSendNext, f);
-          push(StepKind::kRecvNext, b);
+          one(send_next(f));
+          one(recv_next(b));
         } else {
-          push(StepKind::kRecvNext, b);
-          push(StepKind::kSendNext, f);
+          one(recv_next(b));
+          one(send_next(f));
         }
       }
       ++f;
-      push(StepKind::kBackward, b);
+      prog.compute(StepKind::kBackward, b, 0);
       if (!first) {
         if (i == steady - 1) {
-          push(StepKind::kSendPrev, b);
+          one(send_prev(b));
         } else if (send_first) {
-          push(StepKind::kSendPrev, b);
-          push(StepKind::kRecvPrev, f);
+          one(send_prev(b));
+          one(recv_prev(f));
         } else {
-          push(StepKind::kRecvPrev, f);
-          push(StepKind::kSendPrev, b);
+          one(recv_prev(f));
+          one(send_prev(b));
         }
       }
       ++b;
     }
     for (int i = 0; i < warmup; ++i, ++b) {
-      if (!last) push(StepKind::kRecvNext, b);
-      push(StepKind::kBackward, b);
-      if (!first) push(StepKind::kSendPrev, b);
+      if (!last) one(recv_next(b));
+      prog.compute(StepKind::kBackward, b, 0);
+      if (!first) one(send_prev(b));
     }
   }
   return programs;

@@ -55,6 +55,34 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
     programs_.push_back(std::move(programs));
     block_mem_.push_back(std::move(per_block));
   }
+  index_op_refs();
+}
+
+void StageEmitter::index_op_refs() {
+  for (size_t ci = 0; ci < m_.chunks.size(); ++ci) {
+    const auto& blocks = m_.chunks[ci].blocks;
+    for (size_t k = 0; k < blocks.size(); ++k) {
+      for (size_t o = 0; o < blocks[k].ops.size(); ++o) {
+        const model::Op& op = blocks[k].ops[o];
+        const OpRef at{static_cast<int32_t>(ci), static_cast<int32_t>(k), static_cast<int32_t>(o)};
+        op_where_[&op] = at;
+        for (int p = 0; p < model::kNumPasses; ++p) {
+          for (size_t i = 0; i < op.comm[p].size(); ++i) {
+            OpRef c = at;
+            c.work = static_cast<int8_t>(p);
+            c.comm = static_cast<int16_t>(i);
+            comm_where_[&op.comm[p][i]] = c;
+          }
+        }
+      }
+    }
+  }
+}
+
+uint32_t StageEmitter::op_ref(const model::Op& op, int work) {
+  OpRef r = op_where_.at(&op);
+  r.work = static_cast<int8_t>(work);
+  return b_.op_ref(r);
 }
 
 void StageEmitter::compute(const std::vector<uint32_t>& lanes, Task t) {
@@ -76,6 +104,7 @@ void StageEmitter::comm(const std::vector<uint32_t>& lanes, const cost::CommCost
   t.group = b_.group(lanes);
   t.rank = lanes.front();
   t.mem_peak_bytes = t.mem_delta_bytes = 0;
+  t.op_ref = b_.op_ref(comm_where_.at(cc.comm));
   b_.append(t);
 }
 
@@ -87,6 +116,7 @@ void StageEmitter::op_forward(const std::vector<uint32_t>& lanes, const model::O
   Task t = base;
   t.seconds = oc.seconds[0] * ratio_;
   t.name = b_.name(op.name + ".fwd");
+  t.op_ref = op_ref(op, 0);
   t.mem_peak_bytes = std::max(mem.peak, mem.delta);
   t.mem_delta_bytes = mem.delta;
   compute(lanes, t);
@@ -107,6 +137,7 @@ void StageEmitter::op_recompute(const std::vector<uint32_t>& lanes, const model:
   Task t = base;
   t.seconds = oc.recompute_seconds * ratio_;  // zero for a variance tail: its replay is free
   t.name = b_.name(op.name + ".recompute");
+  t.op_ref = op_ref(op, 0);
   t.mem_peak_bytes = std::max(mem.peak, mem.delta);
   t.mem_delta_bytes = mem.delta;
   compute(lanes, t);
@@ -128,6 +159,7 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
     Task t = base;
     t.seconds = oc.seconds[p] * ratio_;
     t.name = b_.name(op.name + (p == 1 ? ".dgrad" : ".wgrad"));
+    t.op_ref = op_ref(op, p);
     t.mem_peak_bytes = p == 1 ? mem.peak : 0;
     t.mem_delta_bytes = (p == 2 || !has_wgrad) ? mem.delta : 0;
     compute(lanes, t);
@@ -137,18 +169,20 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
   }
 }
 
-void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb) {
-  const int ci = m_.chunk_of_stage[stage];
+void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
+  const int ci = m_.compute_chunks[stage][vchunk];
+  const int layer0 = m_.first_layer[stage][vchunk];
   const auto& chunk = m_.chunks[ci];
   const auto& cc = c_.chunks[ci];
   Task base;
   base.kind = TaskKind::kCompute;
   base.pass = Pass::kForward;
   base.microbatch = mb;
-  base.chunk = 0;
+  base.chunk = vchunk;
   if (options_.granularity == Granularity::kChunk) {
     base.seconds = cc.fwd_seconds * ratio_;
     base.name = b_.name("chunk.fwd");
+    base.op_ref = b_.op_ref({ci});
     base.mem_peak_bytes = chunk_mem_[ci].fwd.peak;
     base.mem_delta_bytes = chunk_mem_[ci].fwd.delta;
     compute(lanes, base);
@@ -158,10 +192,11 @@ void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb
     const auto& blk = chunk.blocks[k];
     for (int i = 0; i < blk.repeat; ++i) {
       Task t = base;
-      t.layer = blk.first_layer < 0 ? -1 : blk.first_layer + i;
+      t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + i;
       if (options_.granularity == Granularity::kLayer) {
         t.seconds = cc.blocks[k].fwd_seconds * ratio_;
         t.name = b_.name(std::string(block_name(blk.kind)) + ".fwd");
+        t.op_ref = b_.op_ref({ci, static_cast<int32_t>(k)});
         t.mem_peak_bytes = block_mem_[ci][k].fwd.peak;
         t.mem_delta_bytes = block_mem_[ci][k].fwd.delta;
         compute(lanes, t);
@@ -174,18 +209,20 @@ void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb
   }
 }
 
-void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int mb) {
-  const int ci = m_.chunk_of_stage[stage];
+void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
+  const int ci = m_.compute_chunks[stage][vchunk];
+  const int layer0 = m_.first_layer[stage][vchunk];
   const auto& chunk = m_.chunks[ci];
   const auto& cc = c_.chunks[ci];
   Task base;
   base.kind = TaskKind::kCompute;
   base.pass = Pass::kBackward;
   base.microbatch = mb;
-  base.chunk = 0;
+  base.chunk = vchunk;
   if (options_.granularity == Granularity::kChunk) {
     base.seconds = cc.bwd_seconds * ratio_;
     base.name = b_.name("chunk.bwd");
+    base.op_ref = b_.op_ref({ci});
     base.mem_peak_bytes = chunk_mem_[ci].bwd.peak;
     base.mem_delta_bytes = chunk_mem_[ci].bwd.delta;
     compute(lanes, base);
@@ -195,10 +232,11 @@ void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int m
     const auto& blk = chunk.blocks[k];
     for (int i = blk.repeat; i-- > 0;) {
       Task t = base;
-      t.layer = blk.first_layer < 0 ? -1 : blk.first_layer + i;
+      t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + i;
       if (options_.granularity == Granularity::kLayer) {
         t.seconds = cc.blocks[k].bwd_seconds * ratio_;
         t.name = b_.name(std::string(block_name(blk.kind)) + ".bwd");
+        t.op_ref = b_.op_ref({ci, static_cast<int32_t>(k)});
         t.mem_peak_bytes = block_mem_[ci][k].bwd.peak;
         t.mem_delta_bytes = block_mem_[ci][k].bwd.delta;
         compute(lanes, t);

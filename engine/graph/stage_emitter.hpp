@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/graph/graph_builder.hpp"
@@ -16,8 +17,8 @@ class StageEmitter {
                const LoweringOptions& o);
 
   // `lanes`: the graph ranks running this stage in lockstep (a TP group, or one representative rank).
-  void forward(int stage, const std::vector<uint32_t>& lanes, int mb);
-  void backward(int stage, const std::vector<uint32_t>& lanes, int mb);
+  void forward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk);
+  void backward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk);
   // DP gradient reduce, optimizer and parameter gather on every rank, after the pipeline.
   void step_end(int64_t tp, const std::vector<std::vector<std::vector<uint32_t>>>& sets);
   bool network_comm() const { return options_.scope == RankScope::kAll; }
@@ -34,6 +35,8 @@ class StageEmitter {
                    const model::MemStep& mem, Task base);
   void op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                     const model::MemStep& mem, Task base);
+  void index_op_refs();
+  uint32_t op_ref(const model::Op& op, int work);
 
   GraphBuilder& b_;
   const config::Scenario& s_;
@@ -44,6 +47,9 @@ class StageEmitter {
   std::vector<std::vector<model::BlockProgram>> programs_;  // [chunk][block]: memory steps of one copy
   std::vector<std::vector<BlockMem>> block_mem_;  // [chunk][block], one copy of the block
   std::vector<BlockMem> chunk_mem_;               // [chunk], the whole chunk
+  // Where each op and collective of the model sits, for Task::op_ref (the trace's FLOPs, bytes, shape keys).
+  std::unordered_map<const model::Op*, OpRef> op_where_;
+  std::unordered_map<const model::Comm*, OpRef> comm_where_;
 };
 
 }  // namespace simumax::graph

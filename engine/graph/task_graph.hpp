@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace simumax::graph {
 
 inline constexpr uint32_t kNoGroup = std::numeric_limits<uint32_t>::max();
+inline constexpr uint32_t kNoOpRef = std::numeric_limits<uint32_t>::max();
 
 // Which lane of a GPU a task runs on (the trace's threads).
 enum class TaskKind : uint8_t {
@@ -34,6 +36,16 @@ enum class CommPattern : uint8_t {
 
 enum class Pass : uint8_t { kNone, kForward, kBackward, kRecompute, kStep };
 
+// What a task computes in model terms, as indices into model::StepModel (for traces: FLOPs, bytes, shape key).
+struct OpRef {
+  int32_t chunk = -1;  // StepModel::chunks
+  int32_t block = -1;  // the chunk's blocks; -1: the whole chunk
+  int32_t op = -1;     // the block's ops; -1: the whole block
+  int8_t work = -1;    // model::OpPass whose work or collective it is; -1: a whole block or chunk
+  int16_t comm = -1;   // index into the op's comm[work]: the task is that collective; -1: the kernel
+  auto key() const { return std::tuple(chunk, block, op, work, comm); }
+};
+
 struct Task {
   double seconds = 0;          // duration on an idle machine (analytical)
   double latency_seconds = 0;  // communication: the part of `seconds` that is latency, not bandwidth
@@ -47,6 +59,7 @@ struct Task {
   int32_t microbatch = -1;
   int32_t layer = -1;          // global layer index, -1 outside layers
   int32_t chunk = -1;          // virtual pipeline chunk
+  uint32_t op_ref = kNoOpRef;  // index into TaskGraph::op_refs; kNoOpRef: pipeline, DP, optimizer, barrier
   int64_t mem_peak_bytes = 0;  // transient memory above the rank's live memory while it runs (>= 0)
   int64_t mem_delta_bytes = 0; // change of the rank's live memory when it ends (+ saved, - freed)
 };
@@ -71,6 +84,7 @@ struct TaskGraph {
   std::vector<uint32_t> in_degree;
   std::vector<std::vector<uint32_t>> groups;  // member graph ranks of each communication group
   std::vector<std::string> names;
+  std::vector<OpRef> op_refs;                 // distinct OpRefs of the tasks (Task::op_ref)
 
   size_t size() const { return tasks.size(); }
   // The ranks a task occupies: its group's members, or its own rank.

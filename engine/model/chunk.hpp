@@ -15,7 +15,7 @@ enum class BlockKind : uint8_t { kEmbedding, kLayer, kHead };
 // `repeat` identical copies of the same ops (consecutive layers that share structure and recompute flags).
 struct Block {
   BlockKind kind = BlockKind::kLayer;
-  int first_layer = -1;  // global index of the first layer, -1 for embedding/head
+  int first_layer = -1;  // index of the first layer within the chunk, -1 for embedding/head
   int repeat = 1;
   std::vector<Op> ops;
 };

@@ -18,7 +18,7 @@ std::vector<bool> segment_starts(const std::vector<Op>& ops) {
 // What op i keeps live from its forward until its backward.
 int64_t held_in_forward(const Op& op, bool first) {
   if (!op.recompute) return op.act_cache;
-  return first && !op.offload_inputs ? op.act_in_bytes : 0;
+  return first && !op.offload_inputs && !op.cached_inputs ? op.act_in_bytes : 0;
 }
 
 }  // namespace

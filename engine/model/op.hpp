@@ -49,6 +49,7 @@ struct Op {
   bool variance = false;        // a recompute "tail": replay costs nothing (SimuMax's variance node)
   bool recompute_comm = false;  // the replay repeats the forward communication (TP/EP, never CP)
   bool break_point = false;     // a recompute segment ends after this op (SimuMax's set_breakpoints)
+  bool cached_inputs = false;   // its input is saved by another op (SimuMax's has_cached_inputs)
   bool offload_inputs = false;  // its input is offloaded to the host: a segment starting here holds nothing
 
   // Activation memory facts for one micro-batch (SimuMax's ActivationInfo), bytes.

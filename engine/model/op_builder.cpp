@@ -57,6 +57,7 @@ void OpBuilder::set_recompute(Op& op, Rec rec, bool comm_too) const {
   op.variance = on && rec.variance;
   op.recompute_comm = on && comm_too;
   op.break_point = on && rec.break_point;
+  op.cached_inputs = rec.cached_inputs;
 }
 
 void OpBuilder::add_te_dummy(Op& op, int64_t rows, int64_t cols) const {
@@ -114,7 +115,7 @@ int64_t OpBuilder::linear_col(std::vector<Op>& out, const std::string& name, int
   // bf16 keeps only its sequence-parallel shard of the input; fp8 keeps the gathered fp8 copy.
   op.act_cache = rec.cached_inputs ? 0 : ((sp_ && !fp8) ? in_b / tp_ : in_b);
   op.act_fwd_peak = op.act_bwd_peak = in_b + out_b + (st_.use_accm_weight ? 0 : k * n * a);
-  op.act_in_bytes = b * s_in * k * e_;
+  op.act_in_bytes = b * s_in * k * a;
   op.dense_numel = k * n;
   op.weight_elem_bytes = static_cast<int>(a);
   add_te_dummy(op, n, k);
@@ -154,7 +155,7 @@ int64_t OpBuilder::linear_row(std::vector<Op>& out, const std::string& name, int
   set_recompute(op, rec, true);
   op.act_cache = rec.cached_inputs ? 0 : b * m * k * a;
   op.act_fwd_peak = op.act_bwd_peak = b * m * k * a + b * m * n * e_ + (st_.use_accm_weight ? 0 : k * n * a);
-  op.act_in_bytes = b * m * k * e_;
+  op.act_in_bytes = b * m * k * a;
   op.dense_numel = k * n;
   op.weight_elem_bytes = static_cast<int>(a);
   add_te_dummy(op, n, k);

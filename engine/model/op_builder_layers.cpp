@@ -128,7 +128,7 @@ void OpBuilder::dense_mlp(std::vector<Op>& out, const std::string& prefix, int64
                           const MlpRecompute& mf) const {
   const bool shared = prefix != "mlp";
   const bool rec = shared ? (mf.shared || mf.meg_moe) : (mf.linear || mf.meg_mlp);
-  const bool tail = shared ? false : mf.meg_ln;
+  const bool tail = mf.meg_ln;
   const int64_t width = m_.use_swiglu ? 2 * ffn : ffn;
   const bool brk = selective() && mf.meg_ln && rec;
   const int64_t m =

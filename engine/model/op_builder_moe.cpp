@@ -191,7 +191,8 @@ void OpBuilder::group_linear(std::vector<Op>& out, const std::string& name, bool
   op.act_cache = (rec.cached_inputs || offload) ? 0 : in_b;
   op.act_fwd_peak = in_b + out_b + (st_.use_accm_weight ? 0 : nl * k * n * a);
   op.act_bwd_peak = in_b + out_b + (st_.fp8 ? nl * k * n * 4 : 0) + (offload ? in_b : 0);
-  op.act_in_bytes = rows * k * e_;
+  op.offload_inputs = offload;
+  op.act_in_bytes = rows * k * a;  // under fp8 its input is the quantizer's fp8 output
   op.moe_numel = nl * k * n;
   op.weight_elem_bytes = static_cast<int>(a);
   if (st_.use_fused_grad_accumulation &&

@@ -18,22 +18,29 @@ const char* to_string(StageKind k) {
   return "?";
 }
 
-int layers_on_stage(const config::StrategyConfig& st, const config::ModelConfig& m, StageKind stage) {
+int layers_on_stage(const config::StrategyConfig& st, const config::ModelConfig& m, StageKind stage,
+                    int virtual_index) {
   const auto& first = st.num_layers_in_first_pipeline_stage;
   const auto& last = st.num_layers_in_last_pipeline_stage;
+  int64_t per;
   if (first || last) {
     int64_t left = m.layer_num, stages = st.pp_size;
     if (first) left -= *first, --stages;
     if (last) left -= *last, --stages;
-    if (stage == StageKind::kFirst && first) return static_cast<int>(*first);
-    if (stage == StageKind::kLast && last) return static_cast<int>(*last);
-    return stages > 0 ? static_cast<int>(left / stages) : 0;
+    per = stages > 0 ? left / stages : 0;
+    if (stage == StageKind::kFirst && first) per = *first;
+    if (stage == StageKind::kLast && last) per = *last;
+  } else {
+    per = (m.layer_num + (st.account_for_embedding_in_pipeline_split ? 1 : 0) +
+           (st.account_for_loss_in_pipeline_split ? 1 : 0)) /
+          st.pp_size;
   }
-  const int64_t n = m.layer_num + (st.account_for_embedding_in_pipeline_split ? 1 : 0) +
-                    (st.account_for_loss_in_pipeline_split ? 1 : 0);
-  int64_t per = n / st.pp_size;
-  if (stage == StageKind::kFirst && st.account_for_embedding_in_pipeline_split) --per;
-  if (stage == StageKind::kLast && st.account_for_loss_in_pipeline_split) --per;
+  const int64_t vp = st.interleaving_size;
+  const bool embedding_chunk = virtual_index < 0 || virtual_index == 0;
+  const bool loss_chunk = virtual_index < 0 || virtual_index == vp - 1;
+  if (virtual_index >= 0) per /= vp;
+  if (stage == StageKind::kFirst && st.account_for_embedding_in_pipeline_split && embedding_chunk) --per;
+  if (stage == StageKind::kLast && st.account_for_loss_in_pipeline_split && loss_chunk) --per;
   return static_cast<int>(per);
 }
 
@@ -71,8 +78,8 @@ ChunkParams chunk_params(const config::StrategyConfig& st, const Chunk& c) {
 }
 
 // Consecutive layers of a chunk that are built identically share one block.
-void add_layer_blocks(const OpBuilder& ob, const config::StrategyConfig& st, Chunk& c, int first_global_layer,
-                      int dense_layers, int64_t seq_local) {
+void add_layer_blocks(const OpBuilder& ob, const config::StrategyConfig& st, Chunk& c, int dense_layers,
+                      int64_t seq_local) {
   int i = 0;
   while (i < c.num_layers) {
     const bool rec = i < st.recompute_layer_num;
@@ -81,7 +88,7 @@ void add_layer_blocks(const OpBuilder& ob, const config::StrategyConfig& st, Chu
     while (j < c.num_layers && (j < st.recompute_layer_num) == rec && (j < dense_layers) == dense) ++j;
     Block b;
     b.kind = BlockKind::kLayer;
-    b.first_layer = first_global_layer + i;
+    b.first_layer = i;
     b.repeat = j - i;
     ob.layer(b.ops, i, seq_local, dense);
     c.blocks.push_back(std::move(b));
@@ -89,12 +96,13 @@ void add_layer_blocks(const OpBuilder& ob, const config::StrategyConfig& st, Chu
   }
 }
 
-Chunk build_chunk(const config::Scenario& s, const OpBuilder& ob, StageKind stage, int first_global_layer,
-                  bool pre, bool post) {
+Chunk build_chunk(const config::Scenario& s, const OpBuilder& ob, StageKind stage, bool pre, bool post,
+                  int virtual_index = -1) {
   const auto& st = s.strategy;
   Chunk c;
   c.stage = stage;
-  c.num_layers = layers_on_stage(st, s.model, stage);
+  c.virtual_index = std::max(virtual_index, 0);
+  c.num_layers = layers_on_stage(st, s.model, stage, virtual_index);
   c.has_embedding = pre;
   c.has_head = post;
   const int64_t seq_chunk = st.seq_len / st.cp_size;
@@ -105,9 +113,10 @@ Chunk build_chunk(const config::Scenario& s, const OpBuilder& ob, StageKind stag
     seq_local = ob.embedding(b.ops, seq_chunk);
     c.blocks.push_back(std::move(b));
   }
-  // SimuMax puts every dense layer of an MoE model on the first stage.
-  const int dense_layers = stage == StageKind::kFirst ? static_cast<int>(s.model.dense_layers) : 0;
-  add_layer_blocks(ob, st, c, first_global_layer, dense_layers, seq_local);
+  // SimuMax puts every dense layer of an MoE model on the first stage (its first virtual chunk).
+  const bool dense_here = stage == StageKind::kFirst && virtual_index <= 0;
+  const int dense_layers = dense_here ? static_cast<int>(s.model.dense_layers) : 0;
+  add_layer_blocks(ob, st, c, dense_layers, seq_local);
   if (post) {
     Block b;
     b.kind = BlockKind::kHead;
@@ -118,6 +127,45 @@ Chunk build_chunk(const config::Scenario& s, const OpBuilder& ob, StageKind stag
   return c;
 }
 
+// The interleaved pipeline's virtual chunks: stage r's chunk v holds the layers of virtual stage v * pp + r.
+// Without VPP each stage computes its physical chunk.
+void add_virtual_chunks(const config::Scenario& s, const OpBuilder& ob, StepModel& sm) {
+  const auto& st = s.strategy;
+  const int pp = static_cast<int>(st.pp_size), vp = static_cast<int>(st.interleaving_size);
+  sm.compute_chunks.assign(pp, {});
+  sm.first_layer.assign(pp, {});
+  if (vp <= 1) {
+    int next_layer = 0;
+    for (int r = 0; r < pp; ++r) {
+      sm.compute_chunks[r] = {sm.chunk_of_stage[r]};
+      sm.first_layer[r] = {next_layer};
+      next_layer += sm.chunks[sm.chunk_of_stage[r]].num_layers;
+    }
+    return;
+  }
+  const StageKind kinds[] = {StageKind::kFirst, StageKind::kMiddle, StageKind::kLast};
+  std::vector<std::vector<int>> layers(3, std::vector<int>(vp));
+  for (int k = 0; k < 3; ++k) {
+    for (int v = 0; v < vp; ++v) layers[k][v] = layers_on_stage(st, s.model, kinds[k], v);
+  }
+  auto kind_index = [&](int r) { return r == 0 ? 0 : (r == pp - 1 ? 2 : 1); };
+  std::vector<std::vector<int>> built(3, std::vector<int>(vp, -1));
+  int next_layer = 0;
+  for (int v = 0; v < vp; ++v) {
+    for (int r = 0; r < pp; ++r) {
+      const int k = kind_index(r);
+      if (built[k][v] < 0) {
+        // Middle stages share one model per chunk, as SimuMax's middle_stage does.
+        sm.chunks.push_back(build_chunk(s, ob, kinds[k], k == 0 && v == 0, k == 2 && v == vp - 1, v));
+        built[k][v] = static_cast<int>(sm.chunks.size()) - 1;
+      }
+      sm.compute_chunks[r].push_back(built[k][v]);
+      sm.first_layer[r].push_back(next_layer);
+      next_layer += layers[k][v];
+    }
+  }
+}
+
 }  // namespace
 
 StepModel build_step_model(const config::Scenario& s) {
@@ -126,18 +174,14 @@ StepModel build_step_model(const config::Scenario& s) {
   sm.padded_vocab = s.model.padded_vocab(st.tp_size);
   OpBuilder ob(s, sm.padded_vocab);
   const int64_t pp = st.pp_size;
-  const int first_layers = layers_on_stage(st, s.model, StageKind::kFirst);
-  const int middle_layers = pp > 2 ? layers_on_stage(st, s.model, StageKind::kMiddle) : 0;
-  sm.chunks.push_back(build_chunk(s, ob, StageKind::kFirst, 0, true, pp == 1));
-  if (pp > 2) sm.chunks.push_back(build_chunk(s, ob, StageKind::kMiddle, first_layers, false, false));
-  if (pp > 1) {
-    const int last_first = first_layers + static_cast<int>(pp - 2) * middle_layers;
-    sm.chunks.push_back(build_chunk(s, ob, StageKind::kLast, last_first, false, true));
-  }
+  sm.chunks.push_back(build_chunk(s, ob, StageKind::kFirst, true, pp == 1));
+  if (pp > 2) sm.chunks.push_back(build_chunk(s, ob, StageKind::kMiddle, false, false));
+  if (pp > 1) sm.chunks.push_back(build_chunk(s, ob, StageKind::kLast, false, true));
   sm.chunk_of_stage.resize(pp);
   for (int64_t r = 0; r < pp; ++r) {
     sm.chunk_of_stage[r] = r == 0 ? 0 : (r == pp - 1 ? static_cast<int>(sm.chunks.size()) - 1 : 1);
   }
+  add_virtual_chunks(s, ob, sm);
   double p2p = static_cast<double>(st.micro_batch_size * st.seq_len * s.model.hidden_size * st.element_bytes()) /
                static_cast<double>(st.cp_size);
   if (st.enable_sequence_parallel) p2p /= static_cast<double>(st.tp_size);

@@ -11,7 +11,10 @@ namespace simumax::model {
 
 struct StepModel {
   std::vector<Chunk> chunks;              // distinct physical chunks: first, [middle], [last]
-  std::vector<int> chunk_of_stage;        // pipeline stage -> index into chunks
+  std::vector<int> chunk_of_stage;        // pipeline stage -> its physical chunk (parameters, DP, optimizer)
+  std::vector<std::vector<int>> compute_chunks;  // [stage][virtual chunk] -> the chunk it computes
+  std::vector<std::vector<int>> first_layer;     // [stage][virtual chunk] -> global index of its first layer
+  int virtual_chunks() const { return static_cast<int>(compute_chunks.front().size()); }
   int64_t padded_vocab = 0;
   double p2p_bytes = 0;                   // one pipeline send/recv message
   double flops_per_token = 0;             // SimuMax's MFU numerator per token (see docs)
@@ -23,7 +26,9 @@ struct StepModel {
 StepModel build_step_model(const config::Scenario& s);
 
 // Layers built on a physical stage (SimuMax's get_num_layers_to_build, without VPP).
-int layers_on_stage(const config::StrategyConfig& st, const config::ModelConfig& m, StageKind stage);
+// With `virtual_index` >= 0: the layers of that virtual chunk of the stage (interleaved pipeline).
+int layers_on_stage(const config::StrategyConfig& st, const config::ModelConfig& m, StageKind stage,
+                    int virtual_index = -1);
 
 // SimuMax's flops_per_token (padded vocab; every layer counted as MoE when topk > 1).
 double flops_per_token(const config::ModelConfig& m, int64_t padded_vocab, int64_t seq_len);

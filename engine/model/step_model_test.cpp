@@ -77,8 +77,28 @@ TEST(StepModel, UnevenPipelineStagesGetTheirLayers) {
   EXPECT_EQ(m.chunks[0].num_layers, 2);
   EXPECT_EQ(m.chunks[1].num_layers, 6);
   EXPECT_EQ(m.chunks[2].num_layers, 4);
-  EXPECT_EQ(m.chunks[2].blocks.front().first_layer, 8);
+  EXPECT_EQ(m.first_layer[2][0], 8);
   EXPECT_EQ(m.chunk_of_stage, (std::vector<int>{0, 1, 2}));
+}
+
+TEST(StepModel, InterleavedStagesComputeVirtualChunksInLayerOrder) {
+  auto s = llama2_7b_two_layers();
+  s.model.layer_num = 16;
+  s.strategy.tp_size = 1;
+  s.strategy.pp_size = 4;
+  s.strategy.world_size = 4;
+  s.strategy.interleaving_size = 2;
+  const StepModel m = build_step_model(s);
+  ASSERT_EQ(m.virtual_chunks(), 2);
+  // Virtual stage v * pp + r holds layers [2 (v * pp + r), 2 (v * pp + r) + 2).
+  EXPECT_EQ(m.first_layer[1], (std::vector<int>{2, 10}));
+  EXPECT_EQ(m.first_layer[3], (std::vector<int>{6, 14}));
+  EXPECT_TRUE(m.chunks[m.compute_chunks[0][0]].has_embedding);
+  EXPECT_FALSE(m.chunks[m.compute_chunks[0][1]].has_embedding);
+  EXPECT_TRUE(m.chunks[m.compute_chunks[3][1]].has_head);
+  EXPECT_EQ(m.chunks[m.compute_chunks[2][1]].num_layers, 2);
+  // Parameters (DP, optimizer) stay with the physical chunks.
+  EXPECT_EQ(m.chunks[m.chunk_of_stage[1]].num_layers, 4);
 }
 
 TEST(StepModel, AccountForEmbeddingAndLossRemovesALayer) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/common/error.hpp"
 #include "engine/cost/kernel_cost.hpp"
 
 namespace simumax::cost {
@@ -50,10 +51,24 @@ GroupInfo group_info(const config::StrategyConfig& st, const Nets& nets, CommGro
   return {1, &nets.tp};
 }
 
+// A GEMM whose shape is not in the table falls back to efficient_factor; 0 there (the shipped B200 fp8
+// tables) would mean an infinite time, so the user must supply a measured value.
+[[noreturn]] void unusable_efficiency(const config::Scenario& s, const model::PassWork& w) {
+  const auto where = s.system_origin.locate("accelerator");
+  auto it = s.system.op.find(w.compute_op);
+  const std::string name = it != s.system.op.end() ? w.compute_op : "default";
+  throw common::ConfigError(where.file, where.pointer + "/op/" + name + "/efficient_factor",
+                            "is 0 (or tflops is 0) and the shape \"" + w.shape_key +
+                                "\" is not in accurate_efficient_factor, so this " + w.compute_op +
+                                " kernel has no usable efficiency; add the shape's measured efficiency or a "
+                                "fallback efficient_factor > 0");
+}
+
 OpCost cost_op(const config::Scenario& s, const Nets& nets, const model::Op& op) {
   OpCost c;
   for (int p = 0; p < model::kNumPasses; ++p) {
     const KernelTime k = kernel_time(s.system, op.work[p]);
+    if (!std::isfinite(k.seconds)) unusable_efficiency(s, op.work[p]);
     c.seconds[p] = k.seconds;
     c.table_hit[p] = k.table_hit;
     for (const auto& cm : op.comm[p]) {

@@ -4,6 +4,7 @@
 #include <boost/graph/topological_sort.hpp>
 
 #include <map>
+#include <tuple>
 
 #include "engine/graph/graph_builder.hpp"
 #include "engine/graph/pipeline_schedule.hpp"
@@ -104,6 +105,9 @@ class PipelineEmitter {
  private:
   void run_rank(const Program& prog, int r, size_t set) {
     const auto& lanes = sets_[r][set];
+    // NCCL matches the sends and receives between two ranks by order, not by content: the n-th send from
+    // A to B meets B's n-th receive from A (Megatron relies on it when micro-batch groups exceed pp).
+    std::map<std::tuple<bool, int, int>, int> sequence;
     for (const ScheduleStep& step : prog.steps) {
       if (step.kind == StepKind::kForward) {
         em_.forward(r, lanes, step.microbatch, step.chunk);
@@ -112,7 +116,9 @@ class PipelineEmitter {
       } else {
         for (uint32_t lane : lanes) b_.begin_batch(lane);
         for (uint32_t i = 0; i < step.num_comms; ++i) {
-          const auto& nodes = transfer(prog.comms[step.first_comm + i], set);
+          const P2p& p = prog.comms[step.first_comm + i];
+          const int seq = sequence[{p.forward, p.sender, p.receiver}]++;
+          const auto& nodes = transfer(p, seq, set);
           for (size_t l = 0; l < lanes.size(); ++l) b_.join_batch(lanes[l], nodes[l]);
         }
         for (uint32_t lane : lanes) b_.end_batch(lane);
@@ -121,8 +127,8 @@ class PipelineEmitter {
   }
 
   // The transfer's node for each lane of the set, created by whichever side reaches it first.
-  const std::vector<uint32_t>& transfer(const P2p& p, size_t set) {
-    auto& nodes = nodes_[{p, set}];
+  const std::vector<uint32_t>& transfer(const P2p& p, int seq, size_t set) {
+    auto& nodes = nodes_[{p.forward, p.sender, p.receiver, seq, set}];
     if (!nodes.empty()) return nodes;
     const auto& from = sets_[p.sender][set];
     const auto& to = sets_[p.receiver][set];
@@ -149,7 +155,7 @@ class PipelineEmitter {
   const std::vector<std::vector<std::vector<uint32_t>>>& sets_;
   double ratio_;
   uint32_t names_[2];
-  std::map<std::pair<P2p, size_t>, std::vector<uint32_t>> nodes_;
+  std::map<std::tuple<bool, int, int, int, size_t>, std::vector<uint32_t>> nodes_;
 };
 
 }  // namespace

@@ -56,6 +56,19 @@ class RankProgram {
   }
   int total() const { return total_; }
 
+  // The receive before forward (backward) step k+1. The leading rank (first for forwards, last for backwards)
+  // receives what the far end produced pp - 1 steps earlier, whichever chunk its own next step computes:
+  // Megatron queues received tensors per chunk, so with micro-batch groups larger than pp they arrive ahead.
+  std::optional<P2p> recv_before(int k, bool forward) const {
+    const bool lead = forward ? r_ == 0 : r_ == pp_ - 1;
+    if (!lead) return forward ? recv_prev(fwd(k + 1)) : recv_next(bwd(k + 1));
+    if (!need_recv(k, forward)) return std::nullopt;
+    const Entry src = forward ? fwd(k - (pp_ - 1)) : bwd(k - (pp_ - 1));
+    const int chunk = forward ? src.chunk + 1 : src.chunk - 1;
+    return forward ? P2p{true, chunk * pp_, src.mb, pp_ - 1, 0}
+                   : P2p{false, chunk * pp_ + pp_ - 1, src.mb, 0, pp_ - 1};
+  }
+
  private:
   int r_, pp_, vp_, total_, vs_;
   const std::vector<Entry>& table_;
@@ -70,7 +83,11 @@ void warmup(Program& prog, const RankProgram& rp, int r, int pp, int nw, int nre
     prog.compute(StepKind::kForward, f.mb, f.chunk);
     const bool recv_f = rp.need_recv(k, true) && k != total - 1;
     std::optional<P2p> rp_next, rn_first;
-    if (k + 1 < total && (recv_f || (nrem == 0 && r == 0))) rp_next = rp.recv_prev(rp.fwd(k + 1));
+    if (k + 1 < total && recv_f) {
+      rp_next = rp.recv_before(k, true);
+    } else if (k + 1 < total && nrem == 0 && r == 0) {
+      rp_next = rp.recv_prev(rp.fwd(k + 1));
+    }
     if (k == nw - 1 && nrem > 0 && r != pp - 1) rn_first = rp.recv_next(rp.bwd(0));
     const auto sn = rp.send_next(f);
     prog.comm({ptr(rp_next), ptr(sn), ptr(rn_first)});
@@ -85,8 +102,8 @@ void steady(Program& prog, const RankProgram& rp, int nw, int nrem) {
     prog.compute(StepKind::kForward, f.mb, f.chunk);
     prog.compute(StepKind::kBackward, b.mb, b.chunk);
     std::optional<P2p> rp_next, rn_next;
-    if (fk + 1 < total && rp.need_recv(fk, true) && k != nrem - 1) rp_next = rp.recv_prev(rp.fwd(fk + 1));
-    if (bk + 1 < total && rp.need_recv(bk, false)) rn_next = rp.recv_next(rp.bwd(bk + 1));
+    if (fk + 1 < total && rp.need_recv(fk, true) && k != nrem - 1) rp_next = rp.recv_before(fk, true);
+    if (bk + 1 < total && rp.need_recv(bk, false)) rn_next = rp.recv_before(bk, false);
     const auto sp = rp.send_prev(b), sn = rp.send_next(f);
     prog.comm({ptr(sp), ptr(rp_next), ptr(sn), ptr(rn_next)});
   }
@@ -99,7 +116,11 @@ void cooldown(Program& prog, const RankProgram& rp, int r, int pp, int nrem) {
     prog.compute(StepKind::kBackward, b.mb, b.chunk);
     const bool recv_b = rp.need_recv(k, false) && k != total - 1;
     std::optional<P2p> rn_next;
-    if (k + 1 < total && (recv_b || (nrem == 0 && r == pp - 1))) rn_next = rp.recv_next(rp.bwd(k + 1));
+    if (k + 1 < total && recv_b) {
+      rn_next = rp.recv_before(k, false);
+    } else if (k + 1 < total && nrem == 0 && r == pp - 1) {
+      rn_next = rp.recv_next(rp.bwd(k + 1));
+    }
     const auto sp = rp.send_prev(b);
     prog.comm({ptr(sp), ptr(rn_next)});
   }

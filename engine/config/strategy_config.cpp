@@ -134,6 +134,11 @@ void read_recompute_and_kernels(ObjectReader& r, StrategyConfig& s) {
   s.use_fused_grad_accumulation = r.bool_or("use_fused_grad_accumulation", true);
   s.cross_entropy_loss_fusion = r.bool_or("cross_entropy_loss_fusion", false);
   s.overlap_grad_reduce = r.bool_or("overlap_grad_reduce", true);
+  s.megatron_overlap_grad_reduce = r.bool_or("megatron_overlap_grad_reduce", false);
+  s.megatron_overlap_param_gather = r.bool_or("megatron_overlap_param_gather", false);
+  s.megatron_overlap_p2p_comm = r.bool_or("megatron_overlap_p2p_comm", false);
+  s.megatron_tp_comm_overlap = r.bool_or("megatron_tp_comm_overlap", false);
+  if (auto f = r.optional_number("sm_contention", Sign::kNonNegative)) s.sm_contention = *f;
   s.te_version = read_version(r, "te_version", nullptr);
   s.te_dummy_wgrad_min_version = read_version(r, "te_dummy_wgrad_min_version", "2.3.0");
   s.te_cp_a2a_save_pre_posta2a_min_version = read_version(r, "te_cp_a2a_save_pre_posta2a_min_version", "2.8.0");

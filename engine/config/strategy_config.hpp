@@ -71,6 +71,16 @@ struct StrategyConfig {
   bool dispatch_probs = false;
   double mem_factor = 0.94;
 
+  // Ours, beyond SimuMax's schema (docs/overlap.md): Megatron's communication overlaps, all off by default so
+  // that the analytical base stays SimuMax's (whose overlap_grad_reduce defaults to true but is never applied).
+  bool megatron_overlap_grad_reduce = false;   // DP reduce-scatter bucket by bucket during the last backward
+  bool megatron_overlap_param_gather = false;  // DP parameter all-gather overlapped with the first forward
+  bool megatron_overlap_p2p_comm = false;      // pipeline send/recv off the compute stream
+  bool megatron_tp_comm_overlap = false;       // TP collectives overlapped with their GEMMs
+  // Slow-down of compute while DP communication shares the SMs (0.1 = 10 % longer); absent: the DP network
+  // tier's processor_usage from the system config.
+  std::optional<double> sm_contention;
+
   int64_t dp_size() const { return world_size / (pp_size * tp_size * cp_size); }
   int64_t edp_size() const { return world_size / (ep_size * etp_size * pp_size); }
   int64_t global_batch_size() const { return micro_batch_size * micro_batch_num * dp_size(); }

@@ -83,7 +83,8 @@ NetOpConfig read_net_op(ObjectReader r) {
 
 NetworkConfig read_network(ObjectReader r) {
   NetworkConfig net;
-  r.optional_number("processor_usage", Sign::kNonNegative);  // SimuMax reads it and never uses it
+  // SimuMax reads it and never uses it; we take it as the default SM slow-down of overlapped compute.
+  net.processor_usage = r.optional_number("processor_usage", Sign::kNonNegative).value_or(0.0);
   net.bandwidth = read_bandwidth(r.object("bandwidth"));
   ObjectReader ops = r.object("op");
   for (const auto& name : ops.keys()) {

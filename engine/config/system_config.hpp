@@ -33,6 +33,7 @@ struct NetOpConfig {
 };
 
 struct NetworkConfig {
+  double processor_usage = 0;  // fraction of the SMs its collectives take (compute slow-down when overlapped)
   BandwidthConfig bandwidth;
   std::map<std::string, NetOpConfig> op;  // all_reduce, all_gather, reduce_scatter, p2p, all2all
 };

@@ -4,7 +4,7 @@
 
 namespace simumax::graph {
 
-GraphBuilder::GraphBuilder(TaskGraph& g) : g_(g), last_(g.num_ranks), batch_(g.num_ranks) {}
+GraphBuilder::GraphBuilder(TaskGraph& g) : g_(g), last_(g.num_ranks * kNumStreams), batch_(g.num_ranks) {}
 
 uint32_t GraphBuilder::name(const std::string& n) {
   auto [it, inserted] = names_.try_emplace(n, static_cast<uint32_t>(g_.names.size()));
@@ -25,26 +25,50 @@ uint32_t GraphBuilder::op_ref(const OpRef& r) {
   return it->second;
 }
 
-void GraphBuilder::follow(uint32_t rank, uint32_t task) {
-  for (uint32_t prev : last_[rank]) edges_.emplace_back(prev, task);
-  last_[rank].assign(1, task);
+uint32_t GraphBuilder::pair_group(uint32_t a, uint32_t b) {
+  const uint64_t key = (static_cast<uint64_t>(a) << 32) | b;
+  auto it = pairs_.find(key);
+  if (it != pairs_.end()) return it->second;
+  const uint32_t id = group({a, b});
+  pairs_.emplace(key, id);
+  return id;
+}
+
+void GraphBuilder::follow(uint32_t rank, uint32_t task, uint8_t stream) {
+  auto& f = frontier(rank, stream);
+  for (uint32_t prev : f) edges_.emplace_back(prev, task);
+  f.assign(1, task);
+}
+
+void GraphBuilder::depend(uint32_t from, uint32_t to) { edges_.emplace_back(from, to); }
+
+void GraphBuilder::also_wait(uint32_t rank, uint32_t task) { frontier(rank, kComputeStream).push_back(task); }
+
+void GraphBuilder::wait_stream(uint32_t rank, uint8_t stream) {
+  auto& f = frontier(rank, stream);
+  auto& c = frontier(rank, kComputeStream);
+  c.insert(c.end(), f.begin(), f.end());
+}
+
+void GraphBuilder::after_current(uint32_t rank, uint32_t task) {
+  for (uint32_t prev : frontier(rank, kComputeStream)) edges_.emplace_back(prev, task);
 }
 
 void GraphBuilder::begin_batch(uint32_t rank) { batch_[rank].clear(); }
 
 void GraphBuilder::join_batch(uint32_t rank, uint32_t task) {
-  for (uint32_t prev : last_[rank]) edges_.emplace_back(prev, task);
+  for (uint32_t prev : frontier(rank, kComputeStream)) edges_.emplace_back(prev, task);
   batch_[rank].push_back(task);
 }
 
 void GraphBuilder::end_batch(uint32_t rank) {
-  if (!batch_[rank].empty()) last_[rank].swap(batch_[rank]);
+  if (!batch_[rank].empty()) frontier(rank, kComputeStream).swap(batch_[rank]);
 }
 
 uint32_t GraphBuilder::append(Task t) {
   const auto id = static_cast<uint32_t>(g_.tasks.size());
   g_.tasks.push_back(t);
-  g_.for_each_rank(t, [&](uint32_t r) { follow(r, id); });
+  g_.for_each_rank(t, [&](uint32_t r) { follow(r, id, t.stream); });
   return id;
 }
 

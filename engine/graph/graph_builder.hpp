@@ -16,10 +16,23 @@ class GraphBuilder {
   explicit GraphBuilder(TaskGraph& g);
 
   uint32_t name(const std::string& n);
+  size_t size() const { return g_.tasks.size(); }
+  uint32_t num_ranks() const { return g_.num_ranks; }
+  Task& task(uint32_t id) { return g_.tasks[id]; }
+  // The compute stream also waits for everything issued so far on `stream`.
+  void wait_stream(uint32_t rank, uint8_t stream);
   uint32_t group(const std::vector<uint32_t>& members);  // interned; one member -> kNoGroup
+  uint32_t pair_group(uint32_t a, uint32_t b);            // group(a, b), without building a vector
   uint32_t op_ref(const OpRef& r);                       // interned into TaskGraph::op_refs
-  // Appends `t` after the last task of `t.rank` (or of every member of `t.group`).
+  // Appends `t` after the last task of `t.rank` (or of every member of `t.group`) on stream `t.stream`.
   uint32_t append(Task t);
+  // An extra dependency between two tasks already added.
+  void depend(uint32_t from, uint32_t to);
+  // The next task on `rank`'s compute stream also waits for `task` (an asynchronous receive, a collective
+  // overlapped on another stream).
+  void also_wait(uint32_t rank, uint32_t task);
+  // `task` waits for what `rank` has done so far on its compute stream, without holding the stream up.
+  void after_current(uint32_t rank, uint32_t task);
   // Adds `t` without ordering it on any rank yet; place it with join() on each rank, in program order.
   uint32_t add_detached(Task t);
   // A batch of transfers on `rank`: each task joined between begin_batch and end_batch depends on what the
@@ -31,14 +44,16 @@ class GraphBuilder {
   void finish();
 
  private:
-  void follow(uint32_t rank, uint32_t task);
+  void follow(uint32_t rank, uint32_t task, uint8_t stream = kComputeStream);
+  std::vector<uint32_t>& frontier(uint32_t rank, uint8_t stream) { return last_[rank * kNumStreams + stream]; }
 
   TaskGraph& g_;
-  std::vector<std::vector<uint32_t>> last_;   // each rank's frontier (one task, or a finished batch)
+  std::vector<std::vector<uint32_t>> last_;   // [rank][stream] frontier (one task, or a finished batch)
   std::vector<std::vector<uint32_t>> batch_;  // tasks of each rank's open batch
   std::vector<std::pair<uint32_t, uint32_t>> edges_;
   std::unordered_map<std::string, uint32_t> names_;
   std::map<std::vector<uint32_t>, uint32_t> groups_;
+  std::unordered_map<uint64_t, uint32_t> pairs_;
   std::map<decltype(OpRef{}.key()), uint32_t> op_refs_;
 };
 

@@ -90,10 +90,12 @@ std::vector<std::vector<std::vector<uint32_t>>> lane_sets(const Layout& lay, Ran
 class PipelineEmitter {
  public:
   PipelineEmitter(StageEmitter& em, GraphBuilder& b, const cost::StepCost& c,
-                  const std::vector<std::vector<std::vector<uint32_t>>>& sets, double ratio)
-      : em_(em), b_(b), c_(c), sets_(sets), ratio_(ratio) {
+                  const std::vector<std::vector<std::vector<uint32_t>>>& sets, double ratio, int max_transfers,
+                  bool async)
+      : em_(em), b_(b), c_(c), sets_(sets), ratio_(ratio), max_transfers_(max_transfers), async_(async) {
     names_[0] = b.name("pp.send_recv.gradient");
     names_[1] = b.name("pp.send_recv.activation");
+    nodes_.assign(2 * sets.size() * sets.front().size() * static_cast<size_t>(max_transfers), kNoGroup);
   }
 
   void run(const std::vector<Program>& programs) {
@@ -107,46 +109,67 @@ class PipelineEmitter {
     const auto& lanes = sets_[r][set];
     // NCCL matches the sends and receives between two ranks by order, not by content: the n-th send from
     // A to B meets B's n-th receive from A (Megatron relies on it when micro-batch groups exceed pp).
-    std::map<std::tuple<bool, int, int>, int> sequence;
+    // A rank sends and receives each direction with one peer, so (direction, sending?) names the stream.
+    int sequence[2][2] = {{0, 0}, {0, 0}};
     for (const ScheduleStep& step : prog.steps) {
       if (step.kind == StepKind::kForward) {
         em_.forward(r, lanes, step.microbatch, step.chunk);
       } else if (step.kind == StepKind::kBackward) {
         em_.backward(r, lanes, step.microbatch, step.chunk);
+      } else if (async_) {
+        // Megatron's overlap_p2p_comm: receives are posted early and waited for by the compute that needs
+        // them; sends leave as soon as their data exists and hold nothing up.
+        for (uint32_t i = 0; i < step.num_comms; ++i) {
+          const P2p& p = prog.comms[step.first_comm + i];
+          const int seq = sequence[p.forward][p.sender == r]++;
+          const uint32_t first = transfer(p, seq, set);
+          for (size_t l = 0; l < lanes.size(); ++l) {
+            if (p.sender == r) {
+              b_.after_current(lanes[l], first + static_cast<uint32_t>(l));
+            } else {
+              b_.also_wait(lanes[l], first + static_cast<uint32_t>(l));
+            }
+          }
+        }
       } else {
         for (uint32_t lane : lanes) b_.begin_batch(lane);
         for (uint32_t i = 0; i < step.num_comms; ++i) {
           const P2p& p = prog.comms[step.first_comm + i];
-          const int seq = sequence[{p.forward, p.sender, p.receiver}]++;
-          const auto& nodes = transfer(p, seq, set);
-          for (size_t l = 0; l < lanes.size(); ++l) b_.join_batch(lanes[l], nodes[l]);
+          const int seq = sequence[p.forward][p.sender == r]++;
+          const uint32_t first = transfer(p, seq, set);
+          for (size_t l = 0; l < lanes.size(); ++l) b_.join_batch(lanes[l], first + static_cast<uint32_t>(l));
         }
         for (uint32_t lane : lanes) b_.end_batch(lane);
       }
     }
   }
 
-  // The transfer's node for each lane of the set, created by whichever side reaches it first.
-  const std::vector<uint32_t>& transfer(const P2p& p, int seq, size_t set) {
-    auto& nodes = nodes_[{p.forward, p.sender, p.receiver, seq, set}];
-    if (!nodes.empty()) return nodes;
+  // The transfer's node for the first lane of the set (the other lanes' follow it), created by whichever
+  // side reaches it first.
+  uint32_t transfer(const P2p& p, int seq, size_t set) {
+    const size_t key = ((static_cast<size_t>(p.forward) * sets_.size() + static_cast<size_t>(p.sender)) *
+                            sets_.front().size() + set) * static_cast<size_t>(max_transfers_) + static_cast<size_t>(seq);
+    uint32_t& first = nodes_[key];
+    if (first != kNoGroup) return first;
     const auto& from = sets_[p.sender][set];
     const auto& to = sets_[p.receiver][set];
+    first = static_cast<uint32_t>(b_.size());
     for (size_t l = 0; l < from.size(); ++l) {
       Task t;
       t.seconds = c_.p2p.seconds * ratio_;
       t.latency_seconds = c_.p2p.latency_seconds * ratio_;
-      t.group = b_.group({from[l], to[l]});
+      t.group = b_.pair_group(from[l], to[l]);
       t.rank = from[l];
       t.kind = TaskKind::kPpComm;
+      t.stream = kPpStream;
       t.pattern = CommPattern::kPeer;
       t.network = em_.network_comm();
       t.pass = p.forward ? Pass::kForward : Pass::kBackward;
       t.microbatch = p.microbatch;
       t.name = names_[p.forward ? 1 : 0];
-      nodes.push_back(b_.add_detached(t));
+      b_.add_detached(t);
     }
-    return nodes;
+    return first;
   }
 
   StageEmitter& em_;
@@ -154,8 +177,10 @@ class PipelineEmitter {
   const cost::StepCost& c_;
   const std::vector<std::vector<std::vector<uint32_t>>>& sets_;
   double ratio_;
+  int max_transfers_;  // transfers one rank sends in one direction: at most one per (micro-batch, chunk)
+  bool async_;         // sends and receives off the compute stream
   uint32_t names_[2];
-  std::map<std::tuple<bool, int, int, int, size_t>, std::vector<uint32_t>> nodes_;
+  std::vector<uint32_t> nodes_;  // [direction][sender][set][sequence] -> first lane's node
 };
 
 }  // namespace
@@ -174,17 +199,7 @@ TaskGraph lower_step(const config::Scenario& s, const model::StepModel& m, const
   const auto programs =
       vp > 1 ? interleaved_one_f_one_b(pp, vp, mbc, static_cast<int>(st.microbatch_group_size_per_vp_stage.value_or(pp)))
              : one_f_one_b(pp, mbc);
-  PipelineEmitter(em, b, c, sets, c.straggler_ratio).run(programs);
-  // SimuMax adds DP communication and the optimizer after the whole pipeline (T_pp), on every stage.
-  std::vector<uint32_t> everyone(g.num_ranks);
-  for (uint32_t r = 0; r < g.num_ranks; ++r) everyone[r] = r;
-  Task barrier;
-  barrier.kind = TaskKind::kBarrier;
-  barrier.group = b.group(everyone);
-  barrier.rank = 0;
-  barrier.pass = Pass::kStep;
-  barrier.name = b.name("pipeline_flush");
-  b.append(barrier);
+  PipelineEmitter(em, b, c, sets, c.straggler_ratio, mbc * vp, st.megatron_overlap_p2p_comm).run(programs);
   em.step_end(lay.tp, sets);
   b.finish();
   return g;

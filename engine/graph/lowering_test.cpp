@@ -112,3 +112,53 @@ TEST(PipelineSchedule, InterleavedRunsEveryChunkOnceAndPairsEveryTransfer) {
 
 }  // namespace
 }  // namespace simumax::graph
+
+namespace simumax::graph {
+namespace {
+
+// Megatron's overlap options (docs/overlap.md): DP buckets on their own stream during the last backward.
+TEST(Overlap, GradReduceOverlapsTheLastBackwardAndShortensTheStep) {
+  Fixture base;
+  const double serial = executor::run_fast(base.lower(Granularity::kLayer, RankScope::kStages)).makespan;
+  Fixture f;
+  f.s.strategy.megatron_overlap_grad_reduce = true;
+  const auto g = f.lower(Granularity::kLayer, RankScope::kStages);
+  EXPECT_TRUE(is_acyclic(g));
+  const auto tl = executor::run_fast(g);
+  EXPECT_LT(tl.makespan, serial);
+  // Some DP bucket runs on the DP stream while the same rank computes.
+  bool overlapped = false;
+  for (uint32_t d = 0; d < g.size() && !overlapped; ++d) {
+    if (g.tasks[d].stream != kDpStream) continue;
+    for (uint32_t c = 0; c < g.size() && !overlapped; ++c) {
+      const auto& t = g.tasks[c];
+      overlapped = t.kind == TaskKind::kCompute && t.rank == g.tasks[d].rank && tl.start[c] < tl.end[d] &&
+                   tl.start[d] < tl.end[c] && t.seconds > 0;
+    }
+  }
+  EXPECT_TRUE(overlapped);
+}
+
+TEST(Overlap, ParamGatherAndAsyncP2pNeverLengthenTheStep) {
+  Fixture f;
+  f.s.strategy.megatron_overlap_grad_reduce = true;
+  const double rs_only = executor::run_fast(f.lower(Granularity::kOp, RankScope::kAll)).makespan;
+  f.s.strategy.megatron_overlap_param_gather = true;
+  const double both = executor::run_fast(f.lower(Granularity::kOp, RankScope::kAll)).makespan;
+  EXPECT_LT(both, rs_only);
+  f.s.strategy.megatron_overlap_p2p_comm = true;
+  const auto g = f.lower(Granularity::kOp, RankScope::kAll);
+  EXPECT_TRUE(is_acyclic(g));
+  EXPECT_LE(executor::run_fast(g).makespan, both * (1 + 1e-12));
+}
+
+TEST(Overlap, SmContentionSlowsOverlappedCompute) {
+  Fixture f;
+  f.s.strategy.megatron_overlap_grad_reduce = true;
+  const double free = executor::run_fast(f.lower(Granularity::kOp, RankScope::kStages)).makespan;
+  f.s.strategy.sm_contention = 0.2;
+  EXPECT_GT(executor::run_fast(f.lower(Granularity::kOp, RankScope::kStages)).makespan, free);
+}
+
+}  // namespace
+}  // namespace simumax::graph

@@ -22,11 +22,11 @@ CommPattern pattern_of(model::Coll c) {
   }
 }
 
-const char* block_name(model::BlockKind k) {
+int block_index(model::BlockKind k) {
   switch (k) {
-    case model::BlockKind::kEmbedding: return "embedding";
-    case model::BlockKind::kHead: return "head";
-    default: return "layer";
+    case model::BlockKind::kEmbedding: return 0;
+    case model::BlockKind::kHead: return 2;
+    default: return 1;
   }
 }
 
@@ -38,24 +38,39 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
   for (const auto& chunk : m.chunks) {
     std::vector<model::BlockProgram> programs;
     std::vector<BlockMem> per_block;
-    std::vector<model::MemStep> fwd, bwd;  // the whole chunk, for chunk-sized tasks
+    BlockMem whole;  // the chunk's blocks in order (forward) and in reverse (backward), for chunk-sized tasks
     for (const auto& blk : chunk.blocks) {
       programs.push_back(model::block_program(blk.ops));
       per_block.push_back({model::span_of(programs.back().forward), model::span_of(programs.back().backward)});
-      for (int i = 0; i < blk.repeat; ++i) {
-        fwd.insert(fwd.end(), programs.back().forward.begin(), programs.back().forward.end());
-      }
+      whole.fwd = model::then(whole.fwd, model::repeated(per_block.back().fwd, blk.repeat));
     }
     for (size_t k = chunk.blocks.size(); k-- > 0;) {
-      for (int i = 0; i < chunk.blocks[k].repeat; ++i) {
-        bwd.insert(bwd.end(), programs[k].backward.begin(), programs[k].backward.end());
-      }
+      whole.bwd = model::then(whole.bwd, model::repeated(per_block[k].bwd, chunk.blocks[k].repeat));
     }
-    chunk_mem_.push_back({model::span_of(fwd), model::span_of(bwd)});
+    chunk_mem_.push_back(whole);
+    std::vector<std::pair<int64_t, int64_t>> params;
+    for (const auto& blk : chunk.blocks) {
+      int64_t dense = 0, moe = 0;
+      for (const auto& op : blk.ops) dense += op.dense_numel, moe += op.moe_numel;
+      params.emplace_back(dense, moe);
+    }
+    block_params_.push_back(std::move(params));
     programs_.push_back(std::move(programs));
     block_mem_.push_back(std::move(per_block));
   }
-  index_op_refs();
+  track_params_ = s.strategy.megatron_overlap_grad_reduce || s.strategy.megatron_overlap_param_gather;
+  grads_ready_.resize(b.num_ranks());
+  params_used_.resize(b.num_ranks());
+  // Task -> op references serve the traces of op-sized tasks; coarser tasks refer to blocks and chunks.
+  if (o.granularity == Granularity::kOp) index_op_refs();
+  fwd_name_[0] = b_.name("chunk.fwd");
+  fwd_name_[1] = b_.name("embedding.fwd");
+  fwd_name_[2] = b_.name("layer.fwd");
+  fwd_name_[3] = b_.name("head.fwd");
+  bwd_name_[0] = b_.name("chunk.bwd");
+  bwd_name_[1] = b_.name("embedding.bwd");
+  bwd_name_[2] = b_.name("layer.bwd");
+  bwd_name_[3] = b_.name("head.bwd");
 }
 
 void StageEmitter::index_op_refs() {
@@ -83,6 +98,17 @@ uint32_t StageEmitter::op_ref(const model::Op& op, int work) {
   OpRef r = op_where_.at(&op);
   r.work = static_cast<int8_t>(work);
   return b_.op_ref(r);
+}
+
+void StageEmitter::note_params(const std::vector<uint32_t>& lanes, bool forward, int mb, int64_t dense,
+                               int64_t moe) {
+  if (!track_params_ || (dense == 0 && moe == 0)) return;
+  if (forward ? mb != 0 : mb != s_.strategy.micro_batch_num - 1) return;
+  // The lanes' tasks were the last ones appended, one per lane.
+  const auto first = static_cast<uint32_t>(b_.size() - lanes.size());
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    (forward ? params_used_ : grads_ready_)[lanes[l]].push_back({first + static_cast<uint32_t>(l), dense, moe});
+  }
 }
 
 void StageEmitter::compute(const std::vector<uint32_t>& lanes, Task t) {
@@ -120,6 +146,7 @@ void StageEmitter::op_forward(const std::vector<uint32_t>& lanes, const model::O
   t.mem_peak_bytes = std::max(mem.peak, mem.delta);
   t.mem_delta_bytes = mem.delta;
   compute(lanes, t);
+  note_params(lanes, true, base.microbatch, op.dense_numel, op.moe_numel);
   for (const auto& cc : oc.comm[0]) {
     if (!cc.comm->before_compute) comm(lanes, cc, base);
   }
@@ -163,6 +190,7 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
     t.mem_peak_bytes = p == 1 ? mem.peak : 0;
     t.mem_delta_bytes = (p == 2 || !has_wgrad) ? mem.delta : 0;
     compute(lanes, t);
+    if (p == 2 || !has_wgrad) note_params(lanes, false, base.microbatch, op.dense_numel, op.moe_numel);
     for (const auto& cc : oc.comm[p]) {
       if (!cc.comm->before_compute) comm(lanes, cc, base);
     }
@@ -181,11 +209,12 @@ void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb
   base.chunk = vchunk;
   if (options_.granularity == Granularity::kChunk) {
     base.seconds = cc.fwd_seconds * ratio_;
-    base.name = b_.name("chunk.fwd");
+    base.name = fwd_name_[0];
     base.op_ref = b_.op_ref({ci});
     base.mem_peak_bytes = chunk_mem_[ci].fwd.peak;
     base.mem_delta_bytes = chunk_mem_[ci].fwd.delta;
     compute(lanes, base);
+    note_params(lanes, true, mb, chunk.params.dense_numel, chunk.params.moe_numel);
     return;
   }
   for (size_t k = 0; k < chunk.blocks.size(); ++k) {
@@ -195,11 +224,12 @@ void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb
       t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + i;
       if (options_.granularity == Granularity::kLayer) {
         t.seconds = cc.blocks[k].fwd_seconds * ratio_;
-        t.name = b_.name(std::string(block_name(blk.kind)) + ".fwd");
+        t.name = fwd_name_[1 + block_index(blk.kind)];
         t.op_ref = b_.op_ref({ci, static_cast<int32_t>(k)});
         t.mem_peak_bytes = block_mem_[ci][k].fwd.peak;
         t.mem_delta_bytes = block_mem_[ci][k].fwd.delta;
         compute(lanes, t);
+        note_params(lanes, true, mb, block_params_[ci][k].first, block_params_[ci][k].second);
         continue;
       }
       for (const auto& step : programs_[ci][k].forward) {
@@ -221,11 +251,12 @@ void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int m
   base.chunk = vchunk;
   if (options_.granularity == Granularity::kChunk) {
     base.seconds = cc.bwd_seconds * ratio_;
-    base.name = b_.name("chunk.bwd");
+    base.name = bwd_name_[0];
     base.op_ref = b_.op_ref({ci});
     base.mem_peak_bytes = chunk_mem_[ci].bwd.peak;
     base.mem_delta_bytes = chunk_mem_[ci].bwd.delta;
     compute(lanes, base);
+    note_params(lanes, false, mb, chunk.params.dense_numel, chunk.params.moe_numel);
     return;
   }
   for (size_t k = chunk.blocks.size(); k-- > 0;) {
@@ -235,11 +266,12 @@ void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int m
       t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + i;
       if (options_.granularity == Granularity::kLayer) {
         t.seconds = cc.blocks[k].bwd_seconds * ratio_;
-        t.name = b_.name(std::string(block_name(blk.kind)) + ".bwd");
+        t.name = bwd_name_[1 + block_index(blk.kind)];
         t.op_ref = b_.op_ref({ci, static_cast<int32_t>(k)});
         t.mem_peak_bytes = block_mem_[ci][k].bwd.peak;
         t.mem_delta_bytes = block_mem_[ci][k].bwd.delta;
         compute(lanes, t);
+        note_params(lanes, false, mb, block_params_[ci][k].first, block_params_[ci][k].second);
         continue;
       }
       // Each recompute segment is replayed right before its own backward (Megatron's checkpointed regions).

@@ -24,6 +24,16 @@ class StageEmitter {
   bool network_comm() const { return options_.scope == RankScope::kAll; }
 
  private:
+  // Parameters whose gradients a task finished (last micro-batch's backward) or whose values it first uses
+  // (first micro-batch's forward): what Megatron's overlapped DP buckets wait for.
+  struct ParamUse {
+    uint32_t task = 0;
+    int64_t dense_numel = 0;
+    int64_t moe_numel = 0;
+  };
+  void note_params(const std::vector<uint32_t>& lanes, bool forward, int mb, int64_t dense, int64_t moe);
+  void overlapped_buckets(const std::vector<uint32_t>& group, bool expert, bool gather);
+
   struct BlockMem {
     model::MemSpan fwd, bwd;
   };
@@ -47,6 +57,11 @@ class StageEmitter {
   std::vector<std::vector<model::BlockProgram>> programs_;  // [chunk][block]: memory steps of one copy
   std::vector<std::vector<BlockMem>> block_mem_;  // [chunk][block], one copy of the block
   std::vector<BlockMem> chunk_mem_;               // [chunk], the whole chunk
+  uint32_t fwd_name_[4] = {}, bwd_name_[4] = {};  // chunk, embedding, layer, head
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> block_params_;  // [chunk][block]: dense, expert numel
+  bool track_params_ = false;                       // a DP overlap option is on
+  std::vector<std::vector<ParamUse>> grads_ready_;  // [graph rank], in execution order
+  std::vector<std::vector<ParamUse>> params_used_;  // [graph rank], in execution order
   // Where each op and collective of the model sits, for Task::op_ref (the trace's FLOPs, bytes, shape keys).
   std::unordered_map<const model::Op*, OpRef> op_where_;
   std::unordered_map<const model::Comm*, OpRef> comm_where_;

@@ -1,4 +1,8 @@
-// The end of a step: data-parallel gradient reduction, optimizer, parameter all-gather (Megatron's order).
+// The end of a step: data-parallel gradient reduction, optimizer, parameter all-gather (Megatron's order),
+// either after the whole pipeline (SimuMax) or overlapped bucket by bucket (Megatron's overlap options).
+#include <algorithm>
+
+#include "engine/cost/comm_cost.hpp"
 #include "engine/graph/stage_emitter.hpp"
 
 namespace simumax::graph {
@@ -21,59 +25,155 @@ void append_buckets(GraphBuilder& b, const std::vector<uint32_t>& members, int64
   for (int64_t i = 0; i < count; ++i) b.append(task);
 }
 
+struct DpGroups {
+  std::vector<std::vector<uint32_t>> dense, expert;
+};
+
+// Dense DP groups: the stage's ranks with the same TP index (dp * cp members). Expert DP groups: the stage's
+// ranks with the same expert-parallel position (rank within the stage mod ep * etp; edp members). With one
+// representative rank per stage, each is a group of one.
+DpGroups dp_groups(const std::vector<std::vector<uint32_t>>& stage_sets, int64_t tp, int64_t expert_width,
+                   bool representatives) {
+  DpGroups g;
+  if (representatives) {
+    g.dense.push_back(stage_sets.front());
+    g.expert.push_back(stage_sets.front());
+    return g;
+  }
+  g.dense.resize(tp);
+  g.expert.resize(expert_width);
+  int64_t local = 0;
+  for (const auto& lanes : stage_sets) {
+    for (int64_t t = 0; t < tp; ++t, ++local) {
+      g.dense[t].push_back(lanes[t]);
+      g.expert[local % expert_width].push_back(lanes[t]);
+    }
+  }
+  return g;
+}
+
 }  // namespace
 
 void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vector<uint32_t>>>& sets) {
   const auto& st = s_.strategy;
-  const int64_t expert_width = st.ep_size * st.etp_size;
+  const bool overlap_rs = st.megatron_overlap_grad_reduce, overlap_ag = st.megatron_overlap_param_gather;
   const bool net = network_comm();
-  for (size_t stage = 0; stage < sets.size(); ++stage) {
-    const auto& cc = c_.chunks[m_.chunk_of_stage[stage]];
-    // Dense DP groups: the stage's ranks with the same TP index (dp * cp members). Expert DP groups: the
-    // stage's ranks with the same expert-parallel position (rank within the stage mod ep * etp; edp members).
-    // With one representative rank per stage, each is a group of one.
-    std::vector<std::vector<uint32_t>> dense, expert;
-    if (options_.scope == RankScope::kStages) {
-      dense.push_back(sets[stage].front());
-      expert.push_back(sets[stage].front());
-    } else {
-      dense.resize(tp);
-      expert.resize(expert_width);
-      int64_t local = 0;
-      for (const auto& lanes : sets[stage]) {
-        for (int64_t t = 0; t < tp; ++t, ++local) {
-          dense[t].push_back(lanes[t]);
-          expert[local % expert_width].push_back(lanes[t]);
-        }
+  std::vector<DpGroups> groups;
+  for (const auto& stage_sets : sets) {
+    groups.push_back(dp_groups(stage_sets, tp, st.ep_size * st.etp_size, options_.scope == RankScope::kStages));
+  }
+  for (const auto& g : groups) {
+    for (int expert = 0; expert < 2; ++expert) {
+      for (const auto& members : expert ? g.expert : g.dense) {
+        if (overlap_ag) overlapped_buckets(members, expert, true);
+        if (overlap_rs) overlapped_buckets(members, expert, false);
       }
     }
+  }
+  // SimuMax starts DP communication when the whole pipeline has drained; Megatron's grad-norm all-reduce
+  // over the model-parallel group also synchronises every rank before the optimizer.
+  Task barrier;
+  barrier.kind = TaskKind::kBarrier;
+  barrier.pass = Pass::kStep;
+  barrier.name = b_.name("pipeline_flush");
+  std::vector<uint32_t> everyone(b_.num_ranks());
+  for (uint32_t r = 0; r < b_.num_ranks(); ++r) {
+    everyone[r] = r;
+    b_.wait_stream(r, kDpStream);
+  }
+  barrier.group = b_.group(everyone);
+  barrier.rank = 0;
+  b_.append(barrier);
+  for (size_t stage = 0; stage < sets.size(); ++stage) {
+    const auto& cc = c_.chunks[m_.chunk_of_stage[stage]];
     const auto& d = cc.dense_dp;
     const auto& e = cc.moe_dp;
-    for (const auto& g : dense) {
-      append_buckets(b_, g, d.all_reduce_buckets, d.all_reduce, "dp.all_reduce grads", net);
-      append_buckets(b_, g, d.reduce_scatter_buckets, d.reduce_scatter, "dp.reduce_scatter grads", net);
-    }
-    for (const auto& g : expert) {
-      append_buckets(b_, g, e.all_reduce_buckets, e.all_reduce, "edp.all_reduce grads", net);
-      append_buckets(b_, g, e.reduce_scatter_buckets, e.reduce_scatter, "edp.reduce_scatter grads", net);
+    if (!overlap_rs) {
+      for (const auto& g : groups[stage].dense) {
+        append_buckets(b_, g, d.all_reduce_buckets, d.all_reduce, "dp.all_reduce grads", net);
+        append_buckets(b_, g, d.reduce_scatter_buckets, d.reduce_scatter, "dp.reduce_scatter grads", net);
+      }
+      for (const auto& g : groups[stage].expert) {
+        append_buckets(b_, g, e.all_reduce_buckets, e.all_reduce, "edp.all_reduce grads", net);
+        append_buckets(b_, g, e.reduce_scatter_buckets, e.reduce_scatter, "edp.reduce_scatter grads", net);
+      }
     }
     Task opt;
     opt.kind = TaskKind::kOptimizer;
     opt.pass = Pass::kStep;
     opt.seconds = cc.optimizer.seconds;
     opt.name = b_.name("optimizer.step");
-    for (const auto& g : dense) {
+    for (const auto& g : groups[stage].dense) {
       for (uint32_t r : g) {
         opt.rank = r;
         b_.append(opt);
       }
     }
-    for (const auto& g : dense) {
-      append_buckets(b_, g, d.all_gather_buckets, d.all_gather, "dp.all_gather params", net);
+    if (!overlap_ag) {
+      for (const auto& g : groups[stage].dense) {
+        append_buckets(b_, g, d.all_gather_buckets, d.all_gather, "dp.all_gather params", net);
+      }
+      for (const auto& g : groups[stage].expert) {
+        append_buckets(b_, g, e.all_gather_buckets, e.all_gather, "edp.all_gather params", net);
+      }
     }
-    for (const auto& g : expert) {
-      append_buckets(b_, g, e.all_gather_buckets, e.all_gather, "edp.all_gather params", net);
+  }
+}
+
+// Megatron's overlapped DP buckets on the DP stream: a gradient bucket's reduce-scatter starts when the last
+// backward that fills it ends; a parameter bucket's all-gather (issued when the step starts: the previous
+// optimizer's gather, prefetched) must end before the first forward that uses it. Compute that runs while a
+// bucket is in flight is slowed by the SM share collectives take.
+void StageEmitter::overlapped_buckets(const std::vector<uint32_t>& group, bool expert, bool gather) {
+  const auto& st = s_.strategy;
+  if (gather && st.zero_state == 0) return;  // without ZeRO there is nothing to gather
+  auto& uses = gather ? params_used_ : grads_ready_;
+  const auto& lead = uses[group.front()];
+  const int64_t n = expert ? st.edp_size() : st.dp_size() * st.cp_size;
+  if (lead.empty() || n == 1) return;
+  const std::string& net = expert ? c_.nets.edp : c_.nets.dp;
+  const auto stage = expert ? cost::CommStage::kExpertDp : cost::CommStage::kDenseDp;
+  const model::Coll coll = gather ? model::Coll::kAllGather
+                                  : (st.zero_state >= 1 ? model::Coll::kReduceScatter : model::Coll::kAllReduce);
+  const double bytes_per_param = static_cast<double>(gather ? st.element_bytes() : st.main_grad_bytes());
+  const double bucket = static_cast<double>(std::max<int64_t>(40000000, 1000000 * n)) * 4.0 /
+                        static_cast<double>(st.main_grad_bytes()) * bytes_per_param;
+  const double slow = 1.0 + st.sm_contention.value_or(s_.system.networks.at(net).processor_usage);
+  Task task;
+  task.kind = TaskKind::kDpComm;
+  task.pattern = CommPattern::kRing;
+  task.pass = Pass::kStep;
+  task.stream = kDpStream;
+  task.group = b_.group(group);
+  task.rank = group.front();
+  task.network = network_comm() && group.size() > 1;
+  task.name = b_.name(std::string(expert ? "edp." : "dp.") + model::to_string(coll) +
+                      (gather ? " params (overlapped)" : " grads (overlapped)"));
+  double acc = 0;
+  size_t start = 0;
+  bool in_flight = false;
+  for (size_t k = 0; k < lead.size(); ++k) {
+    acc += static_cast<double>(expert ? lead[k].moe_numel : lead[k].dense_numel) * bytes_per_param;
+    if (in_flight) {
+      for (uint32_t r : group) b_.task(uses[r][k].task).seconds *= slow;
     }
+    if (acc < bucket && k + 1 < lead.size()) continue;
+    if (acc > 0) {
+      const auto t = cost::comm_time(s_.system, st, coll, acc, n, net, stage);
+      task.seconds = t.seconds;
+      task.latency_seconds = t.latency_seconds;
+      const uint32_t id = b_.append(task);
+      for (uint32_t r : group) {
+        if (gather) {
+          b_.depend(id, uses[r][start].task);
+        } else {
+          b_.depend(uses[r][k].task, id);
+        }
+      }
+      in_flight = true;
+    }
+    acc = 0;
+    start = k + 1;
   }
 }
 

@@ -34,6 +34,10 @@ enum class CommPattern : uint8_t {
   kPeer,      // point to point: members[0] -> members[1]
 };
 
+// A GPU's streams: tasks on one stream run one after another; different streams overlap unless an edge
+// orders them. Without Megatron's overlap options everything is on the compute stream (SimuMax's model).
+enum Stream : uint8_t { kComputeStream = 0, kDpStream = 1, kPpStream = 2, kTpStream = 3, kNumStreams = 4 };
+
 enum class Pass : uint8_t { kNone, kForward, kBackward, kRecompute, kStep };
 
 // What a task computes in model terms, as indices into model::StepModel (for traces: FLOPs, bytes, shape key).
@@ -60,6 +64,7 @@ struct Task {
   int32_t layer = -1;          // global layer index, -1 outside layers
   int32_t chunk = -1;          // virtual pipeline chunk
   uint32_t op_ref = kNoOpRef;  // index into TaskGraph::op_refs; kNoOpRef: pipeline, DP, optimizer, barrier
+  uint8_t stream = 0;          // the rank's stream it is ordered on (Stream); streams run concurrently
   int64_t mem_peak_bytes = 0;  // transient memory above the rank's live memory while it runs (>= 0)
   int64_t mem_delta_bytes = 0; // change of the rank's live memory when it ends (+ saved, - freed)
 };

@@ -65,4 +65,14 @@ MemSpan span_of(const std::vector<MemStep>& steps, int repeat) {
   return s;
 }
 
+MemSpan then(const MemSpan& a, const MemSpan& b) {
+  return {std::max({a.peak, a.delta + b.peak, a.delta + b.delta}), a.delta + b.delta};
+}
+
+MemSpan repeated(const MemSpan& s, int n) {
+  // The peak of the k-th copy is (k - 1) * delta + peak: the last copy when delta grows, the first otherwise.
+  const int64_t shift = static_cast<int64_t>(std::max(n - 1, 0)) * s.delta;
+  return {std::max({s.peak, shift + s.peak, shift + s.delta}), s.delta * n};
+}
+
 }  // namespace simumax::model

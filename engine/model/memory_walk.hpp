@@ -34,5 +34,8 @@ struct MemSpan {
   int64_t delta = 0;
 };
 MemSpan span_of(const std::vector<MemStep>& steps, int repeat = 1);
+// `a` followed by `b`, and `s` run `n` times in a row (n >= 1), without walking the steps again.
+MemSpan then(const MemSpan& a, const MemSpan& b);
+MemSpan repeated(const MemSpan& s, int n);
 
 }  // namespace simumax::model

@@ -11,17 +11,17 @@ namespace simumax::cost {
 using model::Coll;
 using model::CommGroup;
 
-double OpCost::fwd_total() const {
-  double t = seconds[0];
-  for (const auto& c : comm[0]) t += c.seconds;
-  return t;
+double OpCost::pass_total(int pass) const {
+  double tp = 0, other = 0;
+  for (const auto& c : comm[pass]) (c.comm->group == CommGroup::kTp ? tp : other) += c.seconds;
+  // Megatron's tp-comm-overlap pipelines the gather / reduce-scatter with the GEMM in chunks.
+  return (tp_overlap ? std::max(seconds[pass], tp) : seconds[pass] + tp) + other;
 }
 
+double OpCost::fwd_total() const { return pass_total(0); }
+
 double OpCost::bwd_total() const {
-  double t = seconds[1] + seconds[2] + recompute_seconds;
-  for (int p = 1; p < model::kNumPasses; ++p) {
-    for (const auto& c : comm[p]) t += c.seconds;
-  }
+  double t = pass_total(1) + pass_total(2) + recompute_seconds;
   if (recompute_comm) {
     for (const auto& c : comm[0]) t += c.seconds;
   }
@@ -78,6 +78,7 @@ OpCost cost_op(const config::Scenario& s, const Nets& nets, const model::Op& op)
       c.comm[p].push_back(CommCost{&cm, gi.size, t.seconds, t.latency_seconds, *gi.net});
     }
   }
+  c.tp_overlap = s.strategy.megatron_tp_comm_overlap;
   if (op.recompute && !op.variance) {
     c.recompute_seconds = c.seconds[0];
     c.recompute_comm = op.recompute_comm;

@@ -24,6 +24,9 @@ struct OpCost {
   std::array<std::vector<CommCost>, model::kNumPasses> comm;
   double recompute_seconds = 0;           // kernel time replayed in the backward
   bool recompute_comm = false;            // the replay repeats comm[forward]
+  bool tp_overlap = false;                // TP collectives run alongside their pass's kernel (tp-comm-overlap)
+  // One pass: its kernel and collectives, serial, or with TP collectives hidden behind the kernel.
+  double pass_total(int pass) const;
   double fwd_total() const;               // kernel + forward comm
   double bwd_total() const;               // kernels + comm of both backward passes + recompute
 };

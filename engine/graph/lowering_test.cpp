@@ -162,3 +162,21 @@ TEST(Overlap, SmContentionSlowsOverlappedCompute) {
 
 }  // namespace
 }  // namespace simumax::graph
+
+namespace simumax::graph {
+namespace {
+
+TEST(Overlap, TpCommOverlapHidesCollectivesBehindGemmsAtEveryGranularity) {
+  Fixture f("tp2_pp1_dp4_mbs1.json");
+  const double serial = executor::run_fast(f.lower(Granularity::kOp, RankScope::kStages)).makespan;
+  f.s.strategy.megatron_tp_comm_overlap = true;
+  f.c = cost::cost_step(f.s, f.m);
+  const double chunk = executor::run_fast(f.lower(Granularity::kChunk, RankScope::kStages)).makespan;
+  EXPECT_LT(chunk, serial);
+  for (Granularity gr : {Granularity::kLayer, Granularity::kOp}) {
+    EXPECT_NEAR(executor::run_fast(f.lower(gr, RankScope::kAll)).makespan / chunk, 1.0, 1e-12) << to_string(gr);
+  }
+}
+
+}  // namespace
+}  // namespace simumax::graph

@@ -111,7 +111,7 @@ void StageEmitter::note_params(const std::vector<uint32_t>& lanes, bool forward,
   }
 }
 
-void StageEmitter::compute(const std::vector<uint32_t>& lanes, Task t) {
+void StageEmitter::append_compute(const std::vector<uint32_t>& lanes, Task t) {
   for (uint32_t r : lanes) {
     t.rank = r;
     t.group = kNoGroup;
@@ -131,13 +131,33 @@ void StageEmitter::comm(const std::vector<uint32_t>& lanes, const cost::CommCost
   t.rank = lanes.front();
   t.mem_peak_bytes = t.mem_delta_bytes = 0;
   t.op_ref = b_.op_ref(comm_where_.at(cc.comm));
+  if (overlapped_tp(cc)) {
+    // tp-comm-overlap: the collective starts with its kernel on the TP stream; what follows waits for both.
+    t.stream = kTpStream;
+    const uint32_t id = b_.append(t);
+    for (uint32_t r : lanes) {
+      b_.after_current(r, id);
+      pending_tp_.emplace_back(r, id);
+    }
+    return;
+  }
   b_.append(t);
+}
+
+bool StageEmitter::overlapped_tp(const cost::CommCost& cc) const {
+  return s_.strategy.megatron_tp_comm_overlap && cc.comm->group == model::CommGroup::kTp;
+}
+
+void StageEmitter::compute(const std::vector<uint32_t>& lanes, Task t) {
+  append_compute(lanes, t);
+  for (const auto& [r, id] : pending_tp_) b_.also_wait(r, id);
+  pending_tp_.clear();
 }
 
 void StageEmitter::op_forward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                               const model::MemStep& mem, Task base) {
   for (const auto& cc : oc.comm[0]) {
-    if (cc.comm->before_compute) comm(lanes, cc, base);
+    if (cc.comm->before_compute || overlapped_tp(cc)) comm(lanes, cc, base);
   }
   Task t = base;
   t.seconds = oc.seconds[0] * ratio_;
@@ -148,7 +168,7 @@ void StageEmitter::op_forward(const std::vector<uint32_t>& lanes, const model::O
   compute(lanes, t);
   note_params(lanes, true, base.microbatch, op.dense_numel, op.moe_numel);
   for (const auto& cc : oc.comm[0]) {
-    if (!cc.comm->before_compute) comm(lanes, cc, base);
+    if (!cc.comm->before_compute && !overlapped_tp(cc)) comm(lanes, cc, base);
   }
 }
 
@@ -158,7 +178,7 @@ void StageEmitter::op_recompute(const std::vector<uint32_t>& lanes, const model:
   base.pass = Pass::kRecompute;
   if (oc.recompute_comm) {
     for (const auto& cc : oc.comm[0]) {
-      if (cc.comm->before_compute) comm(lanes, cc, base);
+      if (cc.comm->before_compute || overlapped_tp(cc)) comm(lanes, cc, base);
     }
   }
   Task t = base;
@@ -170,7 +190,7 @@ void StageEmitter::op_recompute(const std::vector<uint32_t>& lanes, const model:
   compute(lanes, t);
   if (oc.recompute_comm) {
     for (const auto& cc : oc.comm[0]) {
-      if (!cc.comm->before_compute) comm(lanes, cc, base);
+      if (!cc.comm->before_compute && !overlapped_tp(cc)) comm(lanes, cc, base);
     }
   }
 }
@@ -181,7 +201,7 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
   for (int p = 1; p <= 2; ++p) {
     if (p == 2 && !has_wgrad) break;
     for (const auto& cc : oc.comm[p]) {
-      if (cc.comm->before_compute) comm(lanes, cc, base);
+      if (cc.comm->before_compute || overlapped_tp(cc)) comm(lanes, cc, base);
     }
     Task t = base;
     t.seconds = oc.seconds[p] * ratio_;
@@ -192,7 +212,7 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
     compute(lanes, t);
     if (p == 2 || !has_wgrad) note_params(lanes, false, base.microbatch, op.dense_numel, op.moe_numel);
     for (const auto& cc : oc.comm[p]) {
-      if (!cc.comm->before_compute) comm(lanes, cc, base);
+      if (!cc.comm->before_compute && !overlapped_tp(cc)) comm(lanes, cc, base);
     }
   }
 }

@@ -38,6 +38,8 @@ class StageEmitter {
     model::MemSpan fwd, bwd;
   };
   void compute(const std::vector<uint32_t>& lanes, Task t);
+  void append_compute(const std::vector<uint32_t>& lanes, Task t);
+  bool overlapped_tp(const cost::CommCost& cc) const;
   void comm(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t);
   void op_forward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                   const model::MemStep& mem, Task base);
@@ -59,7 +61,8 @@ class StageEmitter {
   std::vector<BlockMem> chunk_mem_;               // [chunk], the whole chunk
   uint32_t fwd_name_[4] = {}, bwd_name_[4] = {};  // chunk, embedding, layer, head
   std::vector<std::vector<std::pair<int64_t, int64_t>>> block_params_;  // [chunk][block]: dense, expert numel
-  bool track_params_ = false;                       // a DP overlap option is on
+  bool track_params_ = false;
+  std::vector<std::pair<uint32_t, uint32_t>> pending_tp_;  // (rank, task): overlapped TP collectives in flight                       // a DP overlap option is on
   std::vector<std::vector<ParamUse>> grads_ready_;  // [graph rank], in execution order
   std::vector<std::vector<ParamUse>> params_used_;  // [graph rank], in execution order
   // Where each op and collective of the model sits, for Task::op_ref (the trace's FLOPs, bytes, shape keys).

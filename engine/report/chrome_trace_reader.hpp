@@ -1,0 +1,40 @@
+// Streams the events of a Chrome Trace Event Format file (plain or gzip JSON) to a callback, without building
+// a JSON tree: real profiler traces are tens of MB and only a few fields of each event matter.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace simumax::report {
+
+// The fields of one trace event that compare reads; absent fields keep their defaults.
+struct ChromeEvent {
+  std::string ph;    // "X" complete event, "M" metadata, "s"/"f" flow, "C" counter, ...
+  std::string cat;   // Kineto: "kernel", "gpu_memcpy", "cuda_runtime", "user_annotation", ...
+  std::string name;
+  int64_t pid = 0;   // string ids that are not integers (Kineto's "Spans") read as 0 with *_numeric false
+  int64_t tid = 0;
+  bool pid_numeric = false;
+  bool tid_numeric = false;
+  double ts_us = 0;
+  double dur_us = 0;
+  int64_t correlation = -1;  // args.correlation: Kineto's link from a CUDA runtime call to the GPU work it launched
+  int64_t stream = -1;       // args.stream: the CUDA stream of a GPU event
+  std::string arg_name;      // args.name: the thread or process name of a metadata event
+};
+
+struct ChromeTraceInfo {
+  int64_t events = 0;                 // objects in traceEvents
+  std::optional<int64_t> rank;        // Kineto's top-level distributedInfo.rank
+  std::optional<int64_t> world_size;  // distributedInfo.world_size
+};
+
+// Calls `on_event` for every object of the trace's event list, in file order. The file is either an object with
+// a "traceEvents" array (JSON Object Format) or a bare array of events (JSON Array Format).
+// Throws ConfigError(path, "", what) when the file cannot be read, is not JSON ("invalid JSON at line L,
+// column C: ..."), or holds no event list ("not a Chrome trace: ...").
+ChromeTraceInfo read_chrome_trace(const std::string& path, const std::function<void(const ChromeEvent&)>& on_event);
+
+}  // namespace simumax::report

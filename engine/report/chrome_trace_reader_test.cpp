@@ -1,0 +1,125 @@
+// The streaming reader on small traces: both file layouts, ids and numbers in the forms writers use, errors.
+#include "engine/report/chrome_trace_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+#include "engine/common/error.hpp"
+
+namespace simumax::report {
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::vector<ChromeEvent> read_all(const std::string& path, ChromeTraceInfo* info = nullptr) {
+  std::vector<ChromeEvent> events;
+  const ChromeTraceInfo i = read_chrome_trace(path, [&](const ChromeEvent& e) { events.push_back(e); });
+  if (info) *info = i;
+  return events;
+}
+
+TEST(ChromeTraceReader, ObjectFormatWithArgsAndDistributedInfo) {
+  const std::string path = write_temp("object.json", R"({"schemaVersion": 1,
+    "distributedInfo": {"backend": "nccl", "rank": 5, "world_size": 16, "pg_config": [{"rank": 99}]},
+    "traceEvents": [
+      {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1661203462599325, "dur": 2.5,
+       "args": {"correlation": 42, "stream": 7, "grid": [1, 2, 3], "nested": {"name": "ignored"}}},
+      {"ph": "M", "name": "thread_name", "pid": "Spans", "tid": "12", "args": {"name": "stream 7 "}},
+      {"ph": "X", "name": "quoted", "pid": 1, "tid": 2, "ts": "10.5", "dur": "3"}
+    ],
+    "traceName": "x"})");
+  ChromeTraceInfo info;
+  const auto ev = read_all(path, &info);
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_EQ(info.events, 3);
+  EXPECT_EQ(info.rank, 5);  // the top-level rank, not pg_config's
+  EXPECT_EQ(info.world_size, 16);
+  EXPECT_EQ(ev[0].cat, "kernel");
+  EXPECT_DOUBLE_EQ(ev[0].ts_us, 1661203462599325.0);
+  EXPECT_DOUBLE_EQ(ev[0].dur_us, 2.5);
+  EXPECT_EQ(ev[0].correlation, 42);
+  EXPECT_EQ(ev[0].stream, 7);
+  EXPECT_TRUE(ev[0].arg_name.empty());
+  EXPECT_FALSE(ev[1].pid_numeric);
+  EXPECT_TRUE(ev[1].tid_numeric);
+  EXPECT_EQ(ev[1].tid, 12);
+  EXPECT_EQ(ev[1].arg_name, "stream 7 ");
+  EXPECT_DOUBLE_EQ(ev[2].ts_us, 10.5);
+  EXPECT_DOUBLE_EQ(ev[2].dur_us, 3);
+  EXPECT_EQ(ev[2].correlation, -1);
+}
+
+TEST(ChromeTraceReader, BareArrayFormat) {
+  const auto ev = read_all(write_temp("array.json", R"([{"ph": "X", "name": "a", "pid": 3, "tid": 1, "ts": 0,
+    "dur": 1}, {"ph": "i", "name": "b", "pid": 3, "tid": 1, "ts": 2}])"));
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].pid, 3);
+  EXPECT_TRUE(ev[0].pid_numeric);
+  EXPECT_EQ(ev[1].ph, "i");
+}
+
+struct BadTrace {
+  const char* name;
+  const char* text;
+  const char* message;
+};
+
+const BadTrace kBad[] = {
+    {"Empty", "", "not a Chrome trace: the file is empty"},
+    {"NoEventList", R"({"steps": [1, 2]})", "not a Chrome trace: no \"traceEvents\" array (Trace Event Format)"},
+    {"NotJson", "hello", "invalid JSON at line 1, column 1: syntax error while parsing value - invalid literal; "
+                         "last read: 'h'"},
+};
+
+void PrintTo(const BadTrace& b, std::ostream* os) { *os << b.name; }
+
+class ChromeTraceReaderBad : public ::testing::TestWithParam<BadTrace> {};
+
+TEST_P(ChromeTraceReaderBad, ThrowsConfigErrorNamingTheFile) {
+  const std::string path = write_temp(std::string(GetParam().name) + ".json", GetParam().text);
+  try {
+    read_all(path);
+    FAIL() << "no error";
+  } catch (const common::ConfigError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.message(), GetParam().message);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, ChromeTraceReaderBad, ::testing::ValuesIn(kBad),
+                         [](const ::testing::TestParamInfo<BadTrace>& i) { return std::string(i.param.name); });
+
+TEST(ChromeTraceReader, MissingFileAndFolder) {
+  EXPECT_THROW(read_all(::testing::TempDir() + "does-not-exist.json"), common::ConfigError);
+  try {
+    read_all(SIMUMAX_SOURCE_DIR "/engine");
+    FAIL() << "no error";
+  } catch (const common::ConfigError& e) {
+    EXPECT_EQ(e.message(), "is a folder, not a file");
+  }
+}
+
+TEST(ChromeTraceReader, TruncatedGzipIsAnError) {
+  // The first 200 bytes of a real gzip trace: the header is right, the stream ends early.
+  std::ifstream in(SIMUMAX_SHARED_DIR "/traces/kineto/train_128gpu_rank0_sampled.json.gz", std::ios::binary);
+  std::string head(200, '\0');
+  in.read(head.data(), 200);
+  const std::string path = ::testing::TempDir() + "truncated.json.gz";
+  std::ofstream(path, std::ios::binary) << head;
+  try {
+    read_all(path);
+    FAIL() << "no error";
+  } catch (const common::ConfigError& e) {
+    EXPECT_EQ(e.message(), "corrupt gzip data: truncated file");
+  }
+}
+
+}  // namespace
+}  // namespace simumax::report

@@ -1,0 +1,111 @@
+#include "engine/report/megatron_log.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+
+#include "engine/common/error.hpp"
+
+namespace simumax::report {
+
+namespace {
+
+// Megatron's own strings (megatron/training/training.py training_log, utils report_memory).
+constexpr std::string_view kElapsed = "elapsed time per iteration (ms):";
+constexpr std::string_view kMemory = "memory (MB)";
+constexpr std::string_view kRank = "[Rank ";
+
+std::optional<double> number_at(const std::string& line, size_t pos) {
+  while (pos < line.size() && line[pos] == ' ') ++pos;
+  if (pos >= line.size()) return std::nullopt;
+  const char* begin = line.c_str() + pos;
+  char* end = nullptr;
+  const double v = std::strtod(begin, &end);
+  if (end == begin) return std::nullopt;
+  return v;
+}
+
+std::optional<double> field(const std::string& line, size_t from, size_t to, std::string_view name) {
+  const size_t at = line.find(name, from);
+  if (at == std::string::npos || at >= to) return std::nullopt;
+  return number_at(line, at + name.size());
+}
+
+// The iteration number of the record whose elapsed time is at `elapsed`: the nearest "iteration <N>/" before it.
+int64_t iteration_before(const std::string& line, size_t elapsed) {
+  size_t at = elapsed;
+  while (at > 0 && (at = line.rfind("iteration", at - 1)) != std::string::npos) {
+    size_t p = at + std::strlen("iteration");
+    while (p < line.size() && line[p] == ' ') ++p;
+    const size_t digits = p;
+    while (p < line.size() && std::isdigit(static_cast<unsigned char>(line[p]))) ++p;
+    const size_t digits_end = p;
+    while (p < line.size() && line[p] == ' ') ++p;
+    if (digits_end > digits && p < line.size() && line[p] == '/') {
+      return std::strtoll(line.substr(digits, digits_end - digits).c_str(), nullptr, 10);
+    }
+  }
+  return -1;
+}
+
+void parse_iterations(const std::string& line, MegatronLog& log) {
+  for (size_t at = line.find(kElapsed); at != std::string::npos; at = line.find(kElapsed, at + 1)) {
+    const auto ms = number_at(line, at + kElapsed.size());
+    if (!ms) continue;
+    log.iterations.push_back(MegatronIteration{iteration_before(line, at), *ms});
+  }
+}
+
+std::string trimmed(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+void parse_memory(const std::string& line, MegatronLog& log) {
+  for (size_t at = line.find(kMemory); at != std::string::npos; at = line.find(kMemory, at + 1)) {
+    // The record ends where the next rank's output starts (lines of several ranks can run together).
+    const size_t end = std::min(line.find(kRank, at), line.find(kMemory, at + 1));
+    const auto alloc = field(line, at, end, "| allocated:");
+    const auto max_alloc = field(line, at, end, "| max allocated:");
+    const auto reserved = field(line, at, end, "| reserved:");
+    const auto max_reserved = field(line, at, end, "| max reserved:");
+    if (!alloc || !max_alloc || !reserved || !max_reserved) continue;
+    MegatronMemory m{-1, "", *alloc, *max_alloc, *reserved, *max_reserved};
+    const size_t rank_at = line.rfind(kRank, at);
+    const size_t close = rank_at == std::string::npos ? std::string::npos : line.find(']', rank_at);
+    if (close != std::string::npos && close < at && line.find('|', close) > at) {
+      m.rank = std::strtoll(line.c_str() + rank_at + kRank.size(), nullptr, 10);
+      m.when = trimmed(line.substr(close + 1, at - close - 1));
+    }
+    log.memory.push_back(std::move(m));
+  }
+}
+
+}  // namespace
+
+MegatronLog parse_megatron_log(std::istream& in) {
+  MegatronLog log;
+  std::string line;
+  while (std::getline(in, line)) {
+    parse_iterations(line, log);
+    parse_memory(line, log);
+  }
+  return log;
+}
+
+MegatronLog load_megatron_log(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw common::ConfigError(path, "", std::string("cannot open file: ") + std::strerror(errno));
+  MegatronLog log = parse_megatron_log(in);
+  if (log.iterations.empty()) {
+    throw common::ConfigError(path, "", "no Megatron-LM \"elapsed time per iteration (ms): X\" line found");
+  }
+  return log;
+}
+
+}  // namespace simumax::report

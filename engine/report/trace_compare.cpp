@@ -1,0 +1,145 @@
+#include "engine/report/trace_compare.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+
+#include "engine/common/error.hpp"
+#include "engine/report/kineto_trace.hpp"
+
+namespace simumax::report {
+
+namespace {
+
+bool is_log(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return ext == ".log" || ext == ".txt";
+}
+
+RealRun load_real(const std::string& path, const KernelClassTable& table) {
+  RealRun r;
+  r.path = path;
+  if (is_log(path)) {
+    r.kind = "megatron log";
+    MegatronLog log = load_megatron_log(path);
+    for (const auto& it : log.iterations) {
+      StepBreakdown s;
+      s.label = it.iteration >= 0 ? "iteration " + std::to_string(it.iteration) : "iteration ?";
+      s.has_breakdown = false;
+      s.total_ms = it.elapsed_ms;
+      r.steps.push_back(std::move(s));
+    }
+    r.memory = std::move(log.memory);
+    return r;
+  }
+  r.kind = "kineto trace";
+  KinetoProfile p = load_kineto_trace(path, table);
+  r.rank = p.rank;
+  r.world_size = p.world_size;
+  r.steps = std::move(p.steps);
+  r.gpu_events = p.gpu_events;
+  r.unattributed_events = p.unattributed_events;
+  r.main_stream = p.main_stream;
+  return r;
+}
+
+// Megatron's first iterations include start-up (allocator warm-up, NCCL set-up): like the validation cases, only
+// iterations >= 2 are averaged when there are any. Every profiled step counts (the profiler's warm-up steps are
+// not recorded).
+std::vector<size_t> averaged_steps(const RealRun& r) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    const bool start_up = r.kind == "megatron log" && r.steps[i].label == "iteration 1";
+    if (!start_up) out.push_back(i);
+  }
+  if (out.empty()) {
+    for (size_t i = 0; i < r.steps.size(); ++i) out.push_back(i);
+  }
+  return out;
+}
+
+StepBreakdown ours_step(const SimulatedRun& ours) {
+  if (ours.step) return *ours.step;
+  StepBreakdown s;
+  s.label = "summary.json";
+  s.has_breakdown = false;
+  s.total_ms = ours.summary_step_ms.value_or(0);
+  return s;
+}
+
+}  // namespace
+
+Comparison compare_runs(const CompareOptions& o) {
+  const KernelClassTable table = KernelClassTable::load(o.kernel_classes);
+  Comparison c;
+  c.classes = table.classes();
+  c.classes_path = o.kernel_classes;
+  c.real = load_real(o.real, table);
+  c.ours = load_simulated_run(o.ours, RankChoice{o.rank, c.real.rank}, table);
+  c.ours_step = ours_step(c.ours);
+  c.averaged = averaged_steps(c.real);
+  return c;
+}
+
+std::vector<Metric> time_metrics(const StepBreakdown& s, const std::vector<KernelClass>& classes) {
+  std::vector<Metric> m{{"total_ms", s.total_ms}};
+  const auto known = [&](double v) { return s.has_breakdown ? std::optional<double>(v) : std::nullopt; };
+  const auto add_classes = [&](ClassKind kind) {
+    for (size_t i = 0; i < classes.size(); ++i) {
+      if (classes[i].kind != kind) continue;
+      m.emplace_back(classes[i].name + "_ms", known(i < s.class_ms.size() ? s.class_ms[i] : 0));
+    }
+  };
+  m.emplace_back("compute_ms", known(s.compute_ms));
+  add_classes(ClassKind::kCompute);
+  m.emplace_back("comm_ms", known(s.comm_ms));
+  m.emplace_back("exposed_comm_ms", known(s.exposed_comm_ms));
+  add_classes(ClassKind::kMemory);
+  m.emplace_back("idle_ms", known(s.idle_ms));
+  return m;
+}
+
+std::vector<std::string> comm_types(const Comparison& c) {
+  std::set<std::string> types;
+  for (const auto& [t, n] : c.ours_step.comm_kernels) types.insert(t);
+  for (const auto& s : c.real.steps) {
+    for (const auto& [t, n] : s.comm_kernels) types.insert(t);
+  }
+  return {types.begin(), types.end()};
+}
+
+std::vector<Metric> count_metrics(const StepBreakdown& s, const std::vector<std::string>& comm_types) {
+  const auto known = [&](int64_t v) {
+    return s.has_breakdown ? std::optional<double>(static_cast<double>(v)) : std::nullopt;
+  };
+  std::vector<Metric> m{{"kernels", known(s.kernels)}};
+  for (const auto& t : comm_types) {
+    const auto it = s.comm_kernels.find(t);
+    m.emplace_back("comm." + t, known(it == s.comm_kernels.end() ? 0 : it->second));
+  }
+  return m;
+}
+
+std::vector<Metric> mean_metrics(const std::vector<std::vector<Metric>>& sets) {
+  if (sets.empty()) return {};
+  std::vector<Metric> mean = sets.front();
+  for (size_t k = 0; k < mean.size(); ++k) {
+    double sum = 0;
+    bool all = true;
+    for (const auto& set : sets) {
+      all = all && set[k].second.has_value();
+      sum += set[k].second.value_or(0);
+    }
+    mean[k].second = all ? std::optional<double>(sum / static_cast<double>(sets.size())) : std::nullopt;
+  }
+  return mean;
+}
+
+std::optional<double> error_pct(std::optional<double> ours, std::optional<double> real) {
+  if (!ours || !real || *real == 0) return std::nullopt;
+  return (*ours - *real) / *real * 100.0;
+}
+
+}  // namespace simumax::report

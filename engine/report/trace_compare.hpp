@@ -1,0 +1,69 @@
+// `simumax-sim compare`: our simulated step (trace.json / summary.json) against a real run (a PyTorch profiler
+// trace or a Megatron-LM log), per real step, as a side-by-side table and JSON. docs/compare.md has the details.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/report/kernel_classes.hpp"
+#include "engine/report/megatron_log.hpp"
+#include "engine/report/simulated_trace.hpp"
+#include "engine/report/step_breakdown.hpp"
+
+namespace simumax::report {
+
+struct CompareOptions {
+  std::string ours;            // our trace.json, summary.json, or run folder
+  std::string real;            // a Kineto trace (.json / .json.gz), or a Megatron-LM log (.log / .txt)
+  std::string kernel_classes;  // the classification table file
+  std::optional<int64_t> rank; // our rank to compare; default: the real trace's rank when ours has it, else the lowest
+};
+
+struct RealRun {
+  std::string path;
+  std::string kind;                    // "kineto trace" or "megatron log"
+  std::optional<int64_t> rank;
+  std::optional<int64_t> world_size;
+  std::vector<StepBreakdown> steps;    // a log's steps carry only total_ms
+  int64_t gpu_events = 0;
+  int64_t unattributed_events = 0;
+  int64_t main_stream = -1;
+  std::vector<MegatronMemory> memory;  // a log's report_memory lines
+};
+
+// One named figure of a step, in the order the table shows them; absent when the side cannot know it.
+using Metric = std::pair<std::string, std::optional<double>>;
+
+struct Comparison {
+  std::vector<KernelClass> classes;
+  std::string classes_path;
+  SimulatedRun ours;
+  StepBreakdown ours_step;      // from our trace, or only the total from summary.json
+  RealRun real;
+  std::vector<size_t> averaged;  // the real steps the "mean" row averages (a log's first iteration is start-up)
+};
+
+// Loads both sides. Throws ConfigError(file, "", what) for any bad input (missing file, not a trace, no steps).
+Comparison compare_runs(const CompareOptions& options);
+
+// The time figures of a step: total_ms, compute_ms, <compute class>_ms..., comm_ms, exposed_comm_ms,
+// <memory class>_ms..., idle_ms (only total_ms for a step without a breakdown).
+std::vector<Metric> time_metrics(const StepBreakdown& s, const std::vector<KernelClass>& classes);
+// The comm kernel types (subclasses) either side launched, sorted.
+std::vector<std::string> comm_types(const Comparison& c);
+// The counts: kernels, then comm.<type> for each of `comm_types`.
+std::vector<Metric> count_metrics(const StepBreakdown& s, const std::vector<std::string>& comm_types);
+// Element-wise mean of the metrics of several steps (a figure absent from any is absent).
+std::vector<Metric> mean_metrics(const std::vector<std::vector<Metric>>& sets);
+// (ours - real) / real in percent; absent when either is absent or real is 0.
+std::optional<double> error_pct(std::optional<double> ours, std::optional<double> real);
+
+// The side-by-side text table.
+std::string comparison_table(const Comparison& c);
+// The same as JSON (deterministic).
+std::string comparison_json(const Comparison& c);
+
+}  // namespace simumax::report

@@ -1,0 +1,66 @@
+// simumax-sim compare: our simulated step against a real run (PyTorch profiler trace or Megatron-LM log).
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include "engine/common/error.hpp"
+#include "engine/report/trace_compare.hpp"
+#include "tools/commands.hpp"
+
+namespace simumax::tools {
+
+namespace {
+
+struct CompareArgs {
+  std::string ours;
+  std::string real;
+  std::string kernel_classes;
+  int64_t rank = -1;
+  std::string json_out;
+  bool quiet = false;
+};
+
+// The table shipped in the source tree (data/kernel_classes.json), unless $SIMUMAX_KERNEL_CLASSES names another.
+std::string default_kernel_classes() {
+  if (const char* env = std::getenv("SIMUMAX_KERNEL_CLASSES")) return env;
+  return SIMUMAX_DATA_DIR "/kernel_classes.json";
+}
+
+int do_compare(const CompareArgs& a) {
+  report::CompareOptions o;
+  o.ours = a.ours;
+  o.real = a.real;
+  o.kernel_classes = a.kernel_classes.empty() ? default_kernel_classes() : a.kernel_classes;
+  if (a.rank >= 0) o.rank = a.rank;
+  const report::Comparison c = report::compare_runs(o);
+  if (!a.json_out.empty()) {
+    std::ofstream out(a.json_out);
+    if (!out) throw common::UsageError("--json " + a.json_out + ": cannot write the file");
+    out << report::comparison_json(c);
+  }
+  if (!a.quiet) std::cout << report::comparison_table(c);
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_compare(CLI::App& app) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* sub = app.add_subcommand("compare", "compare a simulated step with a real profiler trace or Megatron log");
+  sub->add_option("ours", args->ours, "our trace.json, summary.json, or run folder (simumax-sim run --trace -o DIR)")
+      ->required();
+  sub->add_option("real", args->real,
+                  "real run: PyTorch profiler (Kineto) trace .json/.json.gz, or Megatron-LM log .log/.txt")
+      ->required();
+  sub->add_option("--rank", args->rank, "our rank to compare (default: the real trace's rank if ours has it, else "
+                                        "the lowest rank in our trace)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--kernel-classes", args->kernel_classes,
+                  "kernel classification table (default: data/kernel_classes.json of the source tree, or "
+                  "$SIMUMAX_KERNEL_CLASSES)");
+  sub->add_option("--json", args->json_out, "also write the comparison as JSON to this file");
+  sub->add_flag("-q,--quiet", args->quiet, "print nothing; only write --json");
+  return [sub, args]() { return sub->parsed() ? do_compare(*args) : -1; };
+}
+
+}  // namespace simumax::tools

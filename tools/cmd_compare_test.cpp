@@ -1,0 +1,157 @@
+// `simumax-sim compare` through the CLI: every real trace in ../shared/traces/kineto against our hand-written trace,
+// the JSON it writes, a Megatron-LM log as the real side, and bad input (exit 2, one line). The per-step numbers
+// are checked against the hand check in engine/report/kineto_trace_test.cpp; here a few are re-read from --json.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_runner.hpp"
+
+namespace simumax::tests {
+namespace {
+
+const std::string kKineto = SIMUMAX_SHARED_DIR "/traces/kineto/";
+const std::string kOurs = "tests/data/compare/ours_trace.json";
+
+struct TraceCase {
+  const char* file;
+  int64_t our_rank;            // the real trace's rank when our trace has it (0 and 3 are there)
+  size_t steps;
+  const char* first_label;
+  double first_exposed_comm_ms;
+  double mean_total_ms;        // mean of the steps' totals in the hand check
+  const char* comm_type;       // an NCCL type the trace must show
+};
+
+const TraceCase kTraces[] = {
+    {"resnet_2gpu_rank0.json.gz", 0, 3, "ProfilerStep#4", 10.163762, (222.054812 + 219.732155 + 218.764039) / 3,
+     "broadcast"},
+    {"train_128gpu_rank0_sampled.json.gz", 0, 2, "ProfilerStep#551", 166.037, (606.564 + 597.912) / 2, "send_recv"},
+    {"train_16gpu_rank0.json.gz", 0, 5, "ProfilerStep#550", 31.212,
+     (216.289 + 215.568 + 216.517 + 216.211 + 212.515) / 5, "send_recv"},
+    {"train_8gpu_rank3.json.gz", 3, 6, "ProfilerStep#1009", 9.704,
+     (75.530 + 76.908 + 76.271 + 76.819 + 78.434 + 79.479) / 6, "all_reduce"},
+};
+
+nlohmann::json run_json(const std::vector<std::string>& args, CliResult& r) {
+  const std::string out = ::testing::TempDir() + "compare.json";
+  std::vector<std::string> full = args;
+  full.push_back("--json");
+  full.push_back(out);
+  r = run_cli(full);
+  const std::string text = read_file(out);
+  std::remove(out.c_str());
+  return text.empty() ? nlohmann::json() : nlohmann::json::parse(text);
+}
+
+void PrintTo(const TraceCase& t, std::ostream* os) { *os << t.file; }
+
+class CompareCli : public ::testing::TestWithParam<TraceCase> {};
+
+TEST_P(CompareCli, RealTraceAgainstOurTrace) {
+  const TraceCase& t = GetParam();
+  CliResult r;
+  const auto j = run_json({"compare", kOurs, kKineto + t.file}, r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("time (ms)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(t.first_label), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mean of " + std::to_string(t.steps)), std::string::npos) << r.out;
+  EXPECT_EQ(j["ours"]["rank"], t.our_rank);
+  ASSERT_EQ(j["real"]["steps"].size(), t.steps);
+  const auto& first = j["real"]["steps"][0];
+  EXPECT_EQ(first["label"], t.first_label);
+  EXPECT_NEAR(first["exposed_comm_ms"].get<double>(), t.first_exposed_comm_ms, 1e-6);
+  EXPECT_GT(first["comm_kernels"][t.comm_type].get<int>(), 0);
+  const auto& mean = j["comparison"].back();
+  EXPECT_EQ(mean["real_step"], "mean");
+  const auto& total = mean["metrics"]["total_ms"];
+  EXPECT_NEAR(total["real"].get<double>(), t.mean_total_ms, 1e-6);
+  EXPECT_DOUBLE_EQ(total["ours"].get<double>(), 2.0);
+  EXPECT_NEAR(total["error_pct"].get<double>(), (2.0 - t.mean_total_ms) / t.mean_total_ms * 100, 1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, CompareCli, ::testing::ValuesIn(kTraces),
+                         [](const ::testing::TestParamInfo<TraceCase>& i) {
+                           std::string n = i.param.file;
+                           return n.substr(0, n.find('.'));
+                         });
+
+TEST(CompareCli, RankOptionPicksOurRank) {
+  CliResult r;
+  const auto j = run_json({"compare", kOurs, kKineto + "train_8gpu_rank3.json.gz", "--rank", "0", "-q"}, r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(j["ours"]["rank"], 0);
+}
+
+TEST(CompareCli, MegatronLogAgainstRunFolder) {
+  CliResult r;
+  const auto j = run_json({"compare", "tests/data/compare/run", "tests/data/compare/megatron_sample.log"}, r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("iteration 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory (GiB)"), std::string::npos) << r.out;
+  EXPECT_EQ(j["real"]["kind"], "megatron log");
+  const auto& mean = j["comparison"].back();
+  EXPECT_EQ(mean["steps_averaged"], 2);  // iteration 1 is start-up
+  EXPECT_DOUBLE_EQ(mean["metrics"]["total_ms"]["real"].get<double>(), (12936.1 + 12900.5) / 2);
+  // Ours: 15 GiB allocated; real: rank 2's 17000.50 MiB, the largest.
+  const auto& alloc = j["memory"]["peak_alloc_bytes"];
+  EXPECT_DOUBLE_EQ(alloc["real"].get<double>(), 17000.5 * 1024 * 1024);
+  EXPECT_NEAR(alloc["error_pct"].get<double>(), (15.0 * 1024 - 17000.5) / 17000.5 * 100, 1e-9);
+}
+
+struct ErrorCase {
+  const char* name;
+  std::vector<std::string> args;
+  std::string first_line;
+};
+
+const std::vector<ErrorCase>& error_cases() {
+  static const std::vector<ErrorCase> c = {
+      {"MissingRealFile", {"compare", kOurs, "nothere.json.gz"},
+       "error: nothere.json.gz: cannot open file: No such file or directory"},
+      {"MissingOurFile", {"compare", "nothere.json", kKineto + "resnet_2gpu_rank0.json.gz"},
+       "error: nothere.json: cannot open file: No such file or directory"},
+      {"RealIsNotATrace", {"compare", kOurs, "tests/data/compare/run/summary.json"},
+       "error: tests/data/compare/run/summary.json: not a Chrome trace: no \"traceEvents\" array (Trace Event Format)"},
+      {"RealHasNoSteps", {"compare", kOurs, "tests/data/compare/no_steps_trace.json"},
+       "error: tests/data/compare/no_steps_trace.json: no ProfilerStep#N annotations found (profile with "
+       "torch.profiler.schedule and call prof.step() every iteration)"},
+      {"LogWithoutIterations", {"compare", kOurs, "tests/data/compare/no_iterations.log"},
+       "error: tests/data/compare/no_iterations.log: no Megatron-LM \"elapsed time per iteration (ms): X\" line found"},
+      {"BrokenJson", {"compare", kOurs, "tests/data/compare/broken.json"},
+       "error: tests/data/compare/broken.json: invalid JSON at line 2, column 40: syntax error while parsing object - "
+       "unexpected string literal; expected '}'"},
+      {"RankNotInOurTrace", {"compare", kOurs, kKineto + "resnet_2gpu_rank0.json.gz", "--rank", "5"},
+       "error: " + kOurs + ": rank 5 is not in the trace; ranks in it: 0, 3"},
+      {"BadKernelClasses",
+       {"compare", kOurs, kKineto + "resnet_2gpu_rank0.json.gz", "--kernel-classes",
+        "tests/data/compare/bad_classes.json"},
+       "error: tests/data/compare/bad_classes.json: /rules/1/class: \"gem\" is not a declared class; declared: gemm, "
+       "comm"},
+      {"MissingArgument", {"compare", kOurs}, "error: real is required"},
+  };
+  return c;
+}
+
+void PrintTo(const ErrorCase& e, std::ostream* os) { *os << e.name; }
+
+class CompareCliError : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(CompareCliError, ExitsWithCode2AndOneClearLine) {
+  const auto r = run_cli(GetParam().args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.substr(0, r.err.find('\n')), GetParam().first_line);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, CompareCliError, ::testing::ValuesIn(error_cases()),
+                         [](const ::testing::TestParamInfo<ErrorCase>& i) { return std::string(i.param.name); });
+
+}  // namespace
+}  // namespace simumax::tests

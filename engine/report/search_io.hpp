@@ -1,0 +1,49 @@
+// The JSON the strategy search reads and writes (JSON stays in config/ and report/): records of flat fields,
+// a scenario file with an inline strategy, and the totals of a summary.json written by `simumax-sim run`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace simumax::report {
+
+using JsonScalar = std::variant<std::nullptr_t, bool, int64_t, double, std::string>;
+using JsonFields = std::vector<std::pair<std::string, JsonScalar>>;  // in the order written
+
+using JsonRecordList = std::pair<std::string, std::vector<JsonFields>>;  // a key and its list of records
+
+// {meta fields..., "<key>": [{record fields...}, ...], ...}, indented; same input -> same text. A double that is
+// not finite is written as null.
+std::string records_json(const JsonFields& meta, const std::vector<JsonRecordList>& lists);
+
+// A scenario file (config::load_scenario's format) whose strategy is inline.
+struct ScenarioFile {
+  std::string name;
+  std::string description;
+  std::string model;  // path as written: relative to the scenario file's folder, or absolute
+  std::string system;
+  std::string base_strategy_file;  // the inline strategy starts as this SimuMax strategy file's object; "" = {}
+  JsonFields strategy_fields;      // then these top-level keys are set (added or replaced)
+};
+
+// REQUIRES: base_strategy_file, when given, is a readable JSON object (it was loaded before).
+// Throws common::ConfigError when it is not.
+std::string scenario_file_json(const ScenarioFile& f);
+
+// The headline figures of a summary.json (report::summary_json's format).
+struct SummaryTotals {
+  std::string executor;
+  double step_time_ms = 0;
+  double peak_reserved_bytes_max = 0;
+  int64_t peak_alloc_bytes_max = 0;
+  double mfu = 0;
+  double tokens_per_s = 0;
+};
+
+// Throws common::ConfigError naming the file and the field when it is missing or of the wrong type.
+SummaryTotals read_summary_totals(const std::string& path);
+
+}  // namespace simumax::report

@@ -1,0 +1,115 @@
+#include "engine/search/evaluator.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <thread>
+
+#include "engine/common/units.hpp"
+#include "engine/cost/step_cost.hpp"
+#include "engine/executor/fast_executor.hpp"
+#include "engine/graph/lowering.hpp"
+#include "engine/memory/memory_analysis.hpp"
+#include "engine/model/step_model.hpp"
+
+namespace simumax::search {
+
+Evaluator::Evaluator(const config::Scenario& base, const JobShape& job, bool uneven_pp)
+    : base_strategy_(base.strategy), job_(job), uneven_pp_(uneven_pp), scratch_(base) {
+  const auto it = base.system.op.find("default");
+  peak_tflops_ = it == base.system.op.end() ? 0.0 : it->second.tflops;
+}
+
+Evaluation Evaluator::evaluate(const Candidate& c) {
+  Evaluation e;
+  try {
+    apply(c, base_strategy_, uneven_pp_, job_, scratch_);
+  } catch (const common::ConfigError& err) {
+    e.reason = reason_key(err);
+    e.detail = err.what();
+    return e;
+  }
+  try {
+    const config::Scenario& s = scratch_;
+    const model::StepModel m = model::build_step_model(s);
+    const cost::StepCost cost = cost::cost_step(s, m);
+    // Chunk tasks on one rank per stage: the cheapest DAG with the same step time and memory peaks.
+    graph::LoweringOptions lo;
+    lo.granularity = graph::Granularity::kChunk;
+    lo.scope = graph::RankScope::kStages;
+    const graph::TaskGraph g = graph::lower_step(s, m, cost, lo);
+    const executor::Timeline tl = executor::run_fast(g);
+    memory::MemoryOptions mo;
+    mo.mem_factor = s.strategy.mem_factor;
+    for (const auto& rm : memory::analyze_memory(g, tl, mo)) {
+      e.peak_alloc_bytes = std::max(e.peak_alloc_bytes, rm.peak_allocated_bytes);
+      e.peak_reserved_bytes = std::max(e.peak_reserved_bytes, rm.peak_reserved_bytes);
+    }
+    e.step_time_s = tl.makespan;
+    e.tasks = g.size();
+    // report::summarize's throughput and MFU, without its per-stage breakdown (a test keeps them equal).
+    const auto tokens = static_cast<double>(s.strategy.seq_len * s.strategy.global_batch_size());
+    const double theory = std::floor(m.flops_per_token * tokens / static_cast<double>(s.strategy.world_size));
+    e.tokens_per_s = tokens / e.step_time_s;
+    e.mfu = peak_tflops_ > 0 ? theory / e.step_time_s / common::kTera / peak_tflops_ : 0.0;
+    e.status = Status::kEvaluated;
+  } catch (const common::ConfigError& err) {
+    // The engine refuses a legal-looking strategy (a feature it does not model yet): a skip, with its reason.
+    e.reason = reason_key(err);
+    e.detail = err.what();
+  } catch (const std::exception& err) {
+    e.status = Status::kFailed;
+    e.reason = std::string("engine error: ") + err.what();
+  }
+  return e;
+}
+
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+std::vector<Evaluation> evaluate_all(const config::Scenario& base, const JobShape& job, bool uneven_pp,
+                                     const std::vector<Candidate>& candidates, int threads,
+                                     const ProgressFn& progress) {
+  std::vector<Evaluation> out(candidates.size());
+  // Small blocks keep the threads busy to the end; each result lands at its own index, so order is fixed.
+  constexpr size_t kBlock = 8;
+  // Candidates are visited in a fixed scattered order (k -> k * stride mod n, a permutation): the enumeration
+  // puts the costly deep pipelines last, which would make the progress rate and ETA lie and leave one thread
+  // with the heaviest tail.
+  size_t stride = std::max<size_t>(1, candidates.size() * 5 / 8 + 1);
+  while (std::gcd(stride, std::max<size_t>(1, candidates.size())) != 1) ++stride;
+  using Clock = std::chrono::steady_clock;
+  std::atomic<size_t> next{0}, done{0};
+  // The calling thread works too, and reports progress between its blocks.
+  auto work = [&](bool reporter) {
+    Evaluator ev(base, job, uneven_pp);
+    auto last_report = Clock::now();
+    while (true) {
+      const size_t begin = next.fetch_add(kBlock);
+      if (begin >= candidates.size()) return;
+      const size_t end = std::min(candidates.size(), begin + kBlock);
+      for (size_t k = begin; k < end; ++k) {
+        const size_t i = static_cast<size_t>(static_cast<uint64_t>(k) * stride % candidates.size());  // n < 2^31
+        out[i] = ev.evaluate(candidates[i]);
+      }
+      done.fetch_add(end - begin);
+      if (reporter && progress && Clock::now() - last_report > std::chrono::milliseconds(100)) {
+        last_report = Clock::now();
+        progress(done.load(), candidates.size());
+      }
+    }
+  };
+  const int n = std::min<int>(resolve_threads(threads), static_cast<int>(std::max<size_t>(1, candidates.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n; ++t) pool.emplace_back(work, false);
+  work(true);
+  for (auto& t : pool) t.join();
+  if (progress) progress(candidates.size(), candidates.size());
+  return out;
+}
+
+}  // namespace simumax::search

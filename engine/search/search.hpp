@@ -1,0 +1,88 @@
+// Strategy search: enumerate a space, evaluate every legal candidate with the fast executor, keep those that fit
+// in GPU memory with a margin, rank them by an objective, and re-check the best on SimGrid.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/config/scenario.hpp"
+#include "engine/search/candidate.hpp"
+#include "engine/search/evaluator.hpp"
+#include "engine/search/search_space.hpp"
+
+namespace simumax::search {
+
+enum class Objective {
+  kStepTime,      // shortest step
+  kTokensPerS,    // most tokens per second (the job's)
+  kMfu,           // highest model FLOPs utilisation (SimuMax's search objective)
+  kCostPerToken,  // fewest GPU-seconds per token: world_size * step time / tokens per step
+};
+// Throws common::UsageError naming the valid choices.
+Objective parse_objective(const std::string& text);
+const char* to_string(Objective o);
+
+struct SearchRequest {
+  SearchMode mode = SearchMode::kGrid;
+  SearchSpace space;
+  JobShape job;
+  Objective objective = Objective::kStepTime;
+  double memory_margin_gib = 6;  // SimuMax's gmi_error default: NCCL buffers, allocator slack, CUDA context
+  int threads = 0;               // 0: one per core
+  int recheck = 0;               // re-run this many of the best on the sim executor
+};
+
+// A candidate re-run on SimGrid (in its own process).
+struct SimCheck {
+  bool done = false;
+  std::string error;  // non-empty: the run failed
+  double step_time_s = 0;
+  double peak_reserved_bytes = 0;
+  int64_t peak_alloc_bytes = 0;
+  double mfu = 0;
+  double tokens_per_s = 0;
+};
+
+// Re-runs candidate `index` (`c`, whose scenario is given) on the sim executor. Called from several threads at once.
+using RecheckFn = std::function<SimCheck(size_t index, const Candidate& c, const config::Scenario& scenario)>;
+
+struct SearchResult {
+  std::vector<Candidate> candidates;  // enumeration order
+  std::vector<Evaluation> evaluations;
+  std::vector<SimCheck> sim;    // parallel to candidates; done for the re-checked ones
+  std::vector<size_t> ranking;  // evaluated candidates that fit, best first (re-checked ones re-ranked)
+  std::vector<std::pair<std::string, size_t>> skip_reasons;  // reason key -> count, most frequent first
+  size_t evaluated = 0, failed = 0, too_big = 0;
+  double gpu_memory_bytes = 0;  // the system's accelerator mem_gbs
+  double margin_bytes = 0;
+  double eval_seconds = 0;  // wall time of the fast evaluation
+  int threads = 1;
+};
+
+// GPU memory left once the peak reserved memory and the margin are taken; negative: over by that much.
+double headroom_bytes(const Evaluation& e, const SearchResult& r);
+// The objective as a quantity to minimise (step seconds, -tokens/s, -MFU, GPU-seconds per token).
+double objective_score(Objective o, const Evaluation& e, const JobShape& job);
+// The objective in its own unit, for tables (ms, tokens/s, MFU, GPU-s per token).
+double objective_value(Objective o, const Evaluation& e, const JobShape& job);
+
+// The base scenario of a search: the model and system, and the strategy fields the search does not vary (from
+// `strategy_path`, or SimuMax's defaults when it is empty), with seq_len replaced when `seq_len` > 0. Not checked
+// as a whole (its own layout need not suit the model; each candidate is checked). Throws common::ConfigError for
+// a bad file, common::UsageError when there is no seq_len.
+config::Scenario load_base(const std::string& model_path, const std::string& system_path,
+                           const std::string& strategy_path, int64_t seq_len);
+
+// Runs the search. Throws common::UsageError when the margin leaves no GPU memory, or when no candidate is
+// legal (the message gives the most frequent reasons). `recheck` may be empty when request.recheck is 0.
+SearchResult run_search(const config::Scenario& base, const SearchRequest& request,
+                        const ProgressFn& progress = nullptr, const RecheckFn& recheck = nullptr);
+
+// The order of `indices` by the request's rule: micro-batch mode puts the largest micro-batch size first
+// (SimuMax's objective), then every mode the objective, then more memory headroom, then enumeration order.
+void rank(std::vector<size_t>& indices, const SearchRequest& request, const SearchResult& r);
+
+}  // namespace simumax::search

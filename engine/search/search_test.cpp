@@ -1,0 +1,211 @@
+// The search end to end in-process: figures as `run` reports them, the same results on any number of threads,
+// ranking, argument errors, and agreement with SimuMax's own search on its example.
+#include "engine/search/search.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <utility>
+
+#include "engine/common/units.hpp"
+#include "engine/search/search_output.hpp"
+#include "engine/simulate.hpp"
+
+namespace simumax::search {
+namespace {
+
+const std::string kSrc = SIMUMAX_SOURCE_DIR;
+const std::string kShared = SIMUMAX_SHARED_DIR;
+
+config::Scenario llama70b() {
+  return load_base(kSrc + "/models/llama3-70b.json", kSrc + "/platforms/b200_bf16.json", "", 8192);
+}
+
+// SimuMax's examples/search_strategy_llama3_8b.py: llama3-8b on 8 A100-PCIe, tp1 pp2 dp4 without recompute,
+// global batch 32, gmi_error 10, reserved memory.
+config::Scenario simumax_example_base() {
+  return load_base(kShared + "/simumax-configs/models/llama3-8b.json",
+                   kShared + "/simumax-configs/system/a100_pcie.json",
+                   kSrc + "/tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", 0);
+}
+
+SearchRequest small_grid(const config::Scenario& base, int64_t world, int64_t gbs) {
+  SearchRequest q;
+  SpaceArgs a;
+  a.tp = "2,4,8", a.pp = "2,4,8", a.mbs = "1,2", a.recompute = "none,selective:all,full:1,full", a.zero = "0,1";
+  q.space = build_space(SearchMode::kGrid, a, base, world);
+  q.job = {world, gbs, base.strategy.seq_len};
+  return q;
+}
+
+TEST(Search, EvaluationMatchesWhatRunReports) {
+  const config::Scenario base = llama70b();
+  const SearchRequest q = small_grid(base, 64, 256);
+  const auto candidates = enumerate(q.space, q.mode, base, q.job);
+  Evaluator ev(base, q.job, true);
+  int checked = 0;
+  for (size_t i = 0; i < candidates.size(); i += 7) {
+    const Evaluation e = ev.evaluate(candidates[i]);
+    if (e.status != Status::kEvaluated) continue;
+    RunOptions o;
+    o.lowering.granularity = graph::Granularity::kLayer;
+    const report::Summary s = simulate(ev.scenario(), o).summary;
+    EXPECT_NEAR(common::ms(e.step_time_s), s.step_time_ms, 1e-9 * s.step_time_ms) << label(candidates[i]);
+    EXPECT_EQ(e.peak_reserved_bytes, s.peak_reserved_bytes_max) << label(candidates[i]);
+    EXPECT_EQ(e.peak_alloc_bytes, s.peak_alloc_bytes_max) << label(candidates[i]);
+    EXPECT_NEAR(e.mfu, s.mfu, 1e-9 * s.mfu);
+    EXPECT_NEAR(e.tokens_per_s, s.tokens_per_s, 1e-9 * s.tokens_per_s);
+    ++checked;
+  }
+  EXPECT_GT(checked, 10);
+}
+
+TEST(Search, ResultsDoNotDependOnTheThreadCount) {
+  const config::Scenario base = llama70b();
+  SearchRequest q = small_grid(base, 64, 256);
+  q.threads = 1;
+  const SearchResult one = run_search(base, q);
+  q.threads = 3;
+  const SearchResult three = run_search(base, q);
+  ASSERT_EQ(one.evaluations.size(), three.evaluations.size());
+  for (size_t i = 0; i < one.evaluations.size(); ++i) {
+    EXPECT_EQ(one.evaluations[i].reason, three.evaluations[i].reason);
+    EXPECT_EQ(one.evaluations[i].step_time_s, three.evaluations[i].step_time_s);
+    EXPECT_EQ(one.evaluations[i].peak_reserved_bytes, three.evaluations[i].peak_reserved_bytes);
+  }
+  EXPECT_EQ(one.ranking, three.ranking);
+  EXPECT_EQ(records_csv(candidate_records(one, q)), records_csv(candidate_records(three, q)));
+}
+
+TEST(Search, RankingPutsTheObjectiveFirstThenHeadroom) {
+  const config::Scenario base = llama70b();
+  const SearchRequest q = small_grid(base, 64, 256);
+  const SearchResult r = run_search(base, q);
+  ASSERT_GT(r.ranking.size(), 3u);
+  for (size_t j = 1; j < r.ranking.size(); ++j) {
+    const Evaluation& a = r.evaluations[r.ranking[j - 1]];
+    const Evaluation& b = r.evaluations[r.ranking[j]];
+    EXPECT_LE(a.step_time_s, b.step_time_s);
+    if (a.step_time_s == b.step_time_s) {
+      EXPECT_GE(headroom_bytes(a, r), headroom_bytes(b, r));
+    }
+    EXPECT_GE(headroom_bytes(b, r), 0);
+  }
+  EXPECT_EQ(r.evaluated, r.ranking.size() + r.too_big);
+}
+
+TEST(Search, MarginAsLargeAsTheGpuIsRefused) {
+  const config::Scenario base = llama70b();
+  SearchRequest q = small_grid(base, 64, 256);
+  q.memory_margin_gib = 80;
+  try {
+    run_search(base, q);
+    FAIL();
+  } catch (const common::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--memory-margin-gib 80 leaves no memory: the GPU of " + kSrc +
+                  "/platforms/b200_bf16.json has 80 GiB (accelerator mem_gbs); use a margin between 0 and 80 GiB "
+                  "(SimuMax's gmi_error is 6 to 10)");
+  }
+}
+
+// SimuMax's search_max_micro_batch_size_fixed_gbs on its example finds micro-batch size 1 (8 micro-batches) as the
+// largest that fits, with a reserved peak of 54.1334 GiB (first stage) and an iteration of 5.5547 s: so sizes 2
+// and 4 (the other candidates with micro_batch_num >= pp) do not fit. The same feasible set here.
+TEST(Search, MicroBatchSearchAgreesWithSimuMaxOnItsExample) {
+  const config::Scenario base = simumax_example_base();
+  SearchRequest q;
+  q.mode = SearchMode::kMicroBatch;
+  q.space = build_space(q.mode, {}, base, 8);
+  q.job = {8, 32, base.strategy.seq_len};
+  q.memory_margin_gib = 10;
+  const SearchResult r = run_search(base, q);
+  std::set<std::pair<int64_t, int64_t>> tried, feasible;
+  for (const auto& c : r.candidates) tried.insert({c.mbs, c.mbc});
+  for (size_t i : r.ranking) feasible.insert({r.candidates[i].mbs, r.candidates[i].mbc});
+  EXPECT_EQ(tried, (std::set<std::pair<int64_t, int64_t>>{{1, 8}, {2, 4}, {4, 2}}));
+  EXPECT_EQ(feasible, (std::set<std::pair<int64_t, int64_t>>{{1, 8}}));
+  const Evaluation& best = r.evaluations[r.ranking.at(0)];
+  EXPECT_NEAR(common::gib(best.peak_reserved_bytes), 54.1334, 5e-4);
+  EXPECT_NEAR(best.step_time_s, 5.5547, 5e-4);
+}
+
+// SimuMax's search_best_parallel_strategy on the same example (tp 1 or 2, pp 2, micro-batch size 1, no recompute,
+// objective MFU) picks tp1 pp2 dp4 with MFU 0.4866.
+TEST(Search, ParallelSearchAgreesWithSimuMaxOnItsExample) {
+  const config::Scenario base = simumax_example_base();
+  SearchRequest q;
+  SpaceArgs a;
+  a.tp = "1,2", a.pp = "2", a.mbs = "1", a.recompute = "none";
+  q.space = build_space(SearchMode::kGrid, a, base, 8);
+  q.job = {8, 32, base.strategy.seq_len};
+  q.objective = Objective::kMfu;
+  q.memory_margin_gib = 10;
+  const SearchResult r = run_search(base, q);
+  ASSERT_FALSE(r.ranking.empty());
+  EXPECT_EQ(label(r.candidates[r.ranking[0]]), "tp1 pp2 dp4 mbs1 mbc8 none zero1 sp");
+  EXPECT_NEAR(r.evaluations[r.ranking[0]].mfu, 0.4866, 5e-5);
+}
+
+// SimuMax's example layout with micro-batch size 2 does not fit without recompute (72.5 GiB + 10 GiB margin on
+// 80 GiB): the recompute search keeps the layout, tries none, the three selective sets and full:1..16, and the
+// winner is the fastest that fits. Among full_block counts that is the smallest that fits (SimuMax's binary
+// search finds the same count).
+TEST(Search, RecomputeSearchFindsTheCheapestRecomputeThatFits) {
+  const config::Scenario base = simumax_example_base();
+  SearchRequest q;
+  q.mode = SearchMode::kRecompute;
+  SpaceArgs a;
+  a.mbs = "2";
+  q.space = build_space(q.mode, a, base, 8);
+  q.job = {8, 32, base.strategy.seq_len};
+  q.memory_margin_gib = 10;
+  const SearchResult r = run_search(base, q);
+  ASSERT_EQ(r.candidates.size(), 1u + 3u + 16u);
+  int64_t smallest_full_fit = 0;
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const Candidate& c = r.candidates[i];
+    EXPECT_EQ(label(c).substr(0, 22), "tp1 pp2 dp4 mbs2 mbc4 ") << label(c);
+    const bool fits = headroom_bytes(r.evaluations[i], r) >= 0;
+    if (c.recompute.kind == RecomputeKind::kNone) {
+      EXPECT_FALSE(fits);
+    }
+    if (c.recompute.kind == RecomputeKind::kFull && fits && smallest_full_fit == 0) {
+      smallest_full_fit = c.recompute.layers;
+    }
+  }
+  ASSERT_GT(smallest_full_fit, 0);
+  const Candidate* best_full = nullptr;
+  for (size_t i : r.ranking) {
+    if (r.candidates[i].recompute.kind == RecomputeKind::kFull) {
+      best_full = &r.candidates[i];
+      break;
+    }
+  }
+  ASSERT_NE(best_full, nullptr);
+  EXPECT_EQ(best_full->recompute.layers, smallest_full_fit);
+}
+
+TEST(Search, BestScenarioFileReloadsToTheSameStrategy) {
+  const config::Scenario base = simumax_example_base();
+  Candidate c;
+  c.tp = 2, c.pp = 2, c.dp = 2, c.vpp = 2, c.mbs = 2, c.mbc = 8, c.zero = 0;
+  c.recompute = {RecomputeKind::kFull, 3};
+  Evaluator ev(base, {8, 32, 4096}, true);
+  ASSERT_EQ(ev.evaluate(c).status, Status::kEvaluated) << ev.evaluate(c).detail;
+  const auto dir = std::filesystem::temp_directory_path() / "simumax_search_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "best.json").string();
+  std::ofstream(path) << scenario_text(ev.scenario(), c, base, path, "test");
+  const config::Scenario back = config::load_scenario(path);
+  EXPECT_EQ(report::records_json({}, {{"s", {strategy_fields(back.strategy, RecomputeKind::kFull)}}}),
+            report::records_json({}, {{"s", {strategy_fields(ev.scenario().strategy, RecomputeKind::kFull)}}}));
+  EXPECT_EQ(back.strategy.use_flash_sdp, base.strategy.use_flash_sdp);
+  EXPECT_EQ(back.strategy.enable_straggler_model, base.strategy.enable_straggler_model);
+  EXPECT_EQ(simulate(back, {}).summary.step_time_ms, simulate(ev.scenario(), {}).summary.step_time_ms);
+}
+
+}  // namespace
+}  // namespace simumax::search

@@ -10,7 +10,9 @@
 
 #include "engine/common/error.hpp"
 #include "engine/executor/fast_executor.hpp"
+#include "engine/search/search_bench.hpp"
 #include "engine/simulate.hpp"
+#include "tools/bench_fabric.hpp"
 #include "tools/commands.hpp"
 
 extern char** environ;
@@ -23,6 +25,7 @@ struct BenchArgs {
   std::string self;
   std::string scenario = "scenarios/default.json";
   std::string big_scenario = "scenarios/bench/llama3_70b_512gpu_tp8_pp4_dp16.json";
+  std::string fabric_scenario = "scenarios/bench/llama3_70b_4096gpu_tp8_pp8_dp64.json";
   int repeats = 5;
 };
 
@@ -81,10 +84,13 @@ int do_bench(const BenchArgs& a) {
   const double per_eval = seconds_since(t0) / evals;
   report("one fast evaluation in-process (chunk tasks)", per_eval * 1e6, "us", 100);
   std::printf("%-58s %10.0f /s\n", "  fast evaluations per second per core", 1.0 / per_eval);
+  std::fputs(search::bench_search_line(s).c_str(), stdout);
   // 3. Every rank of a 512-GPU step on SimGrid, in its own process.
   const double sim = time_process(a.self, {"run", a.big_scenario, "-q", "-o", out, "--executor", "sim", "--ranks",
                                            "all"});
   report("sim, every rank of 512 GPUs (llama3-70b tp8 pp4 dp16 mbc32)", sim, "s", 10);
+  // 4. Every rank of a 4,096-GPU step (llama3-70b tp8 pp8 dp64 mbc64) on a rail-optimised fat-tree.
+  bench_rail_fabric(a.self, a.fabric_scenario, out);
   return sink > 0 ? 0 : 3;
 }
 
@@ -96,6 +102,8 @@ std::function<int()> add_bench(CLI::App& app, const char* argv0) {
   CLI::App* sub = app.add_subcommand("bench", "measure the speed of a process, a fast evaluation and a 512-GPU sim");
   sub->add_option("--scenario", args->scenario, "scenario for the process and fast timings")->capture_default_str();
   sub->add_option("--big-scenario", args->big_scenario, "scenario for the 512-GPU sim timing")->capture_default_str();
+  sub->add_option("--fabric-scenario", args->fabric_scenario, "scenario for the 4,096-GPU rail fat-tree sim")
+      ->capture_default_str();
   sub->add_option("--repeats", args->repeats, "process runs (the best is reported)")->capture_default_str()->check(CLI::Range(1, 100));
   return [sub, args]() { return sub->parsed() ? do_bench(*args) : -1; };
 }

@@ -4,6 +4,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/config/scenario.hpp"
+#include "engine/platform/fabric.hpp"
 #include "engine/platform/platform_spec.hpp"
 #include "engine/platform/platform_xml.hpp"
 #include "tools/commands.hpp"
@@ -16,22 +17,49 @@ struct PlatformArgs {
   std::string system;
   int64_t nodes = 1;
   int64_t gpus_per_node = 0;
+  std::string topology = "single-switch";
+  double oversubscription = 1;
+  int64_t nodes_per_leaf = 0;
+  std::string nic_per = "gpu";
   std::string out;
 };
 
-int do_platform(const PlatformArgs& a) {
+platform::PlatformSpec make_spec(const PlatformArgs& a) {
   config::SystemConfig sys = config::load_system_file(a.system);
   if (a.gpus_per_node > 0) sys.num_per_node = a.gpus_per_node;
-  const auto spec = platform::platform_from_system(sys, a.nodes * sys.num_per_node);
+  platform::PlatformSpec spec = platform::platform_from_system(sys, a.nodes * sys.num_per_node);
+  spec.topology = *platform::parse_topology(a.topology);  // CLI11 checked the name
+  spec.oversubscription = a.oversubscription;
+  spec.nodes_per_leaf = a.nodes_per_leaf;
+  spec.nic_per_node = a.nic_per == "node";
+  if (spec.topology == platform::Topology::kRail && spec.nic_per_node) {
+    throw common::UsageError("--topology rail needs one NIC per GPU (rail g joins NIC g of every node); "
+                             "drop --nic-per node");
+  }
+  if (spec.topology == platform::Topology::kSingleSwitch && (a.oversubscription != 1 || a.nodes_per_leaf != 0)) {
+    throw common::UsageError("--oversubscription and --nodes-per-leaf need --topology fat-tree or rail");
+  }
+  return spec;
+}
+
+int do_platform(const PlatformArgs& a) {
+  const platform::PlatformSpec spec = make_spec(a);
   const std::string xml = platform::platform_xml(spec);
   if (a.out.empty() || a.out == "-") {
     std::cout << xml;
-  } else {
-    std::ofstream f(a.out);
-    if (!f) throw common::UsageError(a.out + ": cannot write");
-    f << xml;
-    std::cerr << "wrote " << a.out << " (" << spec.gpus() << " GPUs on " << spec.nodes << (spec.nodes == 1 ? " node)\n" : " nodes)\n");
+    return 0;
   }
+  std::ofstream f(a.out);
+  if (!f) throw common::UsageError(a.out + ": cannot write");
+  f << xml;
+  std::cerr << "wrote " << a.out << " (" << spec.gpus() << " GPUs on " << spec.nodes
+            << (spec.nodes == 1 ? " node" : " nodes");
+  if (spec.topology != platform::Topology::kSingleSwitch) {
+    const auto layout = platform::fabric_layout(spec);
+    std::cerr << ", " << platform::to_string(spec.topology) << " with " << layout.leaves.size() << " leaf switches of "
+              << layout.ports_per_leaf << " ports, oversubscription " << spec.oversubscription << ":1";
+  }
+  std::cerr << ")\n";
   return 0;
 }
 
@@ -44,6 +72,22 @@ std::function<int()> add_platform(CLI::App& app) {
   sub->add_option("--nodes", args->nodes, "number of nodes")->capture_default_str()->check(CLI::Range(1, 1 << 20));
   sub->add_option("--gpus-per-node", args->gpus_per_node, "GPUs per node (default: the system's num_per_node)")
       ->check(CLI::Range(1, 1024));
+  sub->add_option("--topology", args->topology,
+                  "inter-node fabric: single-switch (non-blocking), fat-tree (leaf switches of whole nodes under a "
+                  "spine tier) or rail (NIC g of every node of a pod on rail switch g, rails under a spine tier)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"single-switch", "fat-tree", "rail"}));
+  sub->add_option("--oversubscription", args->oversubscription,
+                  "fat-tree/rail: a leaf's NIC bandwidth / its uplink bandwidth (1 = full bisection, 2 = 2:1)")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-3, 1e6));
+  sub->add_option("--nodes-per-leaf", args->nodes_per_leaf,
+                  "fat-tree: nodes under one leaf switch (default: 32 NIC ports' worth, 4 nodes of 8 GPUs); "
+                  "rail: nodes per pod under one rail switch (default 32)")
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--nic-per", args->nic_per, "gpu: one NIC per GPU; node: one NIC per node, shared by its GPUs")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"gpu", "node"}));
   sub->add_option("-o,--out", args->out, "output file (default: standard output)");
   return [sub, args]() { return sub->parsed() ? do_platform(*args) : -1; };
 }

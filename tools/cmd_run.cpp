@@ -7,6 +7,8 @@
 #include "engine/simulate.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
+#include "tools/link_report.hpp"
+#include "tools/run_outputs.hpp"
 
 namespace simumax::tools {
 
@@ -18,6 +20,7 @@ struct RunArgs {
   EngineArgs engine;
   std::string out_dir;
   bool quiet = false;
+  OutputArgs outputs;
 };
 
 int do_run(const RunArgs& a) {
@@ -25,12 +28,20 @@ int do_run(const RunArgs& a) {
   RunOptions o = make_run_options(a.engine);
   const std::string dir = a.out_dir.empty() ? "out/" + s.name : a.out_dir;
   std::filesystem::create_directories(dir);
+  if (o.executor == ExecutorKind::kSim && !o.platform_xml && s.platform_path) o.platform_xml = s.platform_path;
   if (o.executor == ExecutorKind::kSim && !o.platform_xml) o.platform_out = dir + "/platform.xml";
   const RunResult r = simulate(s, o);
   std::ofstream(dir + "/summary.json") << report::summary_json(r.summary);
   if (!a.quiet) {
     std::cout << report::summary_table(r.summary);
     std::cout << "\nwrote " << dir << "/summary.json\n";
+  }
+  for (const std::string& path : write_outputs(dir, s, r, a.outputs)) {
+    if (!a.quiet) std::cout << "wrote " << path << "\n";
+  }
+  if (o.executor == ExecutorKind::kSim) {
+    const std::string links = write_links_json(dir, r.timeline);
+    if (!a.quiet) std::cout << busiest_links_table(r.timeline, 5) << "wrote " << links << "\n";
   }
   return 0;
 }
@@ -45,6 +56,7 @@ std::function<int()> add_run(CLI::App& app) {
   add_engine_options(*sub, args->engine);
   sub->add_option("-o,--out", args->out_dir, "output folder (default: out/<scenario name>)");
   sub->add_flag("-q,--quiet", args->quiet, "print nothing; only write the files");
+  add_output_options(*sub, args->outputs);
   return [sub, args]() { return sub->parsed() ? do_run(*args) : -1; };
 }
 

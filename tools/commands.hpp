@@ -12,5 +12,7 @@ std::function<int()> add_run(CLI::App& app);
 std::function<int()> add_validate(CLI::App& app);
 std::function<int()> add_platform(CLI::App& app);
 std::function<int()> add_bench(CLI::App& app, const char* argv0);
+std::function<int()> add_compare(CLI::App& app);
+std::function<int()> add_search(CLI::App& app, const char* argv0);
 
 }  // namespace simumax::tools

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   std::vector<std::function<int()>> actions = {
       simumax::tools::add_run(app), simumax::tools::add_validate(app), simumax::tools::add_platform(app),
       simumax::tools::add_bench(app, argv[0])};
+  actions.push_back(simumax::tools::add_compare(app));
+  actions.push_back(simumax::tools::add_search(app, argv[0]));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -19,6 +19,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/logging.hpp"
+#include "engine/executor/flow_plan.hpp"
 #include "engine/platform/platform_check.hpp"
 #include "engine/platform/platform_xml.hpp"
 
@@ -28,15 +29,12 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-// The flows of one (group, pattern), shared by every task over that group: tasks differ only in bytes.
-struct FlowPlan {
-  std::vector<std::pair<sg4::Host*, sg4::Host*>> flows;
-  double share_bytes_per_s = 0;  // what each flow gets on the plan's most loaded link when nothing else runs
-  double route_latency_s = 0;    // the largest route latency (0 on platform_xml's links)
-};
+using detail::FlowPlan;
+using detail::RankHosts;
 
-// Flow size and the timer before the flows, so that on an idle network the task lasts exactly `seconds`.
-// SimGrid sizes are whole bytes: the rounding goes into the timer, which keeps the total exact.
+// Flow size and the timer before the flows, so that on the idle fabric the plan is sized on (the reference)
+// the task lasts exactly `seconds`. SimGrid sizes are whole bytes: the rounding goes into the timer, which
+// keeps the total exact.
 struct FlowSizing {
   uint64_t bytes = 0;  // 0: no flows, the task is a plain timer of `seconds`
   double wait_s = 0;
@@ -51,17 +49,10 @@ FlowSizing size_flows(const graph::Task& t, const FlowPlan& plan) {
           std::max(0.0, t.seconds - bytes / plan.share_bytes_per_s - plan.route_latency_s)};
 }
 
-// Where each graph rank sends from: its GPU host within a node, its NIC host across nodes.
-struct RankHosts {
-  std::string platform;  // the file, for errors
-  std::vector<sg4::Host*> gpu;
-  std::vector<sg4::Host*> nic;  // nullptr where the platform has no NIC (single-node platforms)
-  std::vector<int64_t> node;
-};
-
 class SimRun {
  public:
-  SimRun(const graph::TaskGraph& g, RankHosts hosts) : g_(g), hosts_(std::move(hosts)) {}
+  SimRun(const graph::TaskGraph& g, RankHosts hosts, std::optional<platform::PlatformSpec> reference)
+      : g_(g), hosts_(std::move(hosts)), reference_(std::move(reference)) {}
 
   Timeline run(sg4::Engine& engine);
   uint64_t flows_started() const { return flows_started_; }
@@ -78,13 +69,15 @@ class SimRun {
     }
   };
 
+  // A flow's SimGrid data: its task (+1, so that it is never null) and its index in the task's plan.
+  static uintptr_t flow_code(uint32_t task, uint32_t flow) {
+    return (static_cast<uintptr_t>(task) + 1) << 32 | flow;
+  }
   void push(double date, uint32_t code) {
     heap_.push_back({date, code});
     std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
   const FlowPlan& plan_of(const graph::Task& t);
-  FlowPlan build_plan(const graph::Task& t) const;
-  std::pair<sg4::Host*, sg4::Host*> endpoints(uint32_t a, uint32_t b) const;
   void start(uint32_t task, double now);
   void finish(uint32_t task, double now);
   void send_flows(uint32_t task);
@@ -95,6 +88,8 @@ class SimRun {
 
   const graph::TaskGraph& g_;
   RankHosts hosts_;
+  std::optional<platform::PlatformSpec> reference_;  // the fabric flows are sized on (see build_plan)
+  detail::LinkTracker links_;
   Timeline tl_;
   std::vector<uint32_t> counter_;  // predecessors left until the task starts; then its flows in flight
   std::vector<Event> heap_;        // task ends and flow starts; SimGrid sees one timer per date, and only
@@ -107,63 +102,10 @@ class SimRun {
   uint64_t completed_ = 0;
 };
 
-std::pair<sg4::Host*, sg4::Host*> SimRun::endpoints(uint32_t a, uint32_t b) const {
-  if (hosts_.node[a] == hosts_.node[b]) return {hosts_.gpu[a], hosts_.gpu[b]};
-  if (hosts_.nic[a] == nullptr || hosts_.nic[b] == nullptr) {
-    throw common::InternalError("sim: ranks on different nodes but the platform has no NIC host for them");
-  }
-  return {hosts_.nic[a], hosts_.nic[b]};
-}
-
-FlowPlan SimRun::build_plan(const graph::Task& t) const {
-  const std::vector<uint32_t>& m = g_.groups.at(t.group);
-  std::vector<std::pair<uint32_t, uint32_t>> pairs;
-  const size_t n = m.size();
-  if (t.pattern == graph::CommPattern::kRing && n >= 2) {
-    for (size_t i = 0; i < n; ++i) pairs.emplace_back(m[i], m[(i + 1) % n]);
-  } else if (t.pattern == graph::CommPattern::kAllToAll) {
-    // Every ordered pair: per-pair flows are what makes an all-to-all contend like one (n-1 flows on each
-    // NIC). Cheaper stand-ins (one shifted ring carrying everything) load each link the same on an idle
-    // star, but under sharing they get 1 share where the real exchange gets n-1.
-    for (size_t i = 0; i < n; ++i) {
-      for (size_t j = 0; j < n; ++j) {
-        if (i != j) pairs.emplace_back(m[i], m[j]);
-      }
-    }
-  } else if (t.pattern == graph::CommPattern::kPeer && n >= 2) {
-    pairs.emplace_back(m[0], m[1]);
-  }
-  FlowPlan plan;
-  std::unordered_map<const sg4::Link*, uint32_t> load;  // flows of this plan on each link
-  std::vector<sg4::Link*> route;
-  for (const auto& [a, b] : pairs) {
-    const auto [src, dst] = endpoints(a, b);
-    if (src == dst) continue;  // SimGrid aborts on a transfer to itself
-    route.clear();
-    double latency = 0;
-    src->route_to(dst, route, &latency);
-    if (route.empty()) {
-      throw common::ConfigError(hosts_.platform, src->get_name() + " -> " + dst->get_name(),
-                                "no link between these hosts");
-    }
-    for (const sg4::Link* link : route) ++load[link];
-    plan.route_latency_s = std::max(plan.route_latency_s, latency);
-    plan.flows.emplace_back(src, dst);
-  }
-  // The flows all start together with equal sizes, so max-min sharing gives every flow at least
-  // min over links of bandwidth / (its flows): those on the most loaded link end last, exactly then.
-  plan.share_bytes_per_s = std::numeric_limits<double>::infinity();
-  for (const auto& [link, flows] : load) {
-    const bool fatpipe = link->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE;
-    plan.share_bytes_per_s = std::min(plan.share_bytes_per_s, link->get_bandwidth() / (fatpipe ? 1 : flows));
-  }
-  return plan;
-}
-
 const FlowPlan& SimRun::plan_of(const graph::Task& t) {
   const uint64_t key = (static_cast<uint64_t>(t.group) << 8) | static_cast<uint64_t>(t.pattern);
   auto it = plans_.find(key);
-  if (it == plans_.end()) it = plans_.emplace(key, build_plan(t)).first;
+  if (it == plans_.end()) it = plans_.emplace(key, detail::build_plan(g_, t, hosts_, reference_, links_)).first;
   return it->second;
 }
 
@@ -191,12 +133,15 @@ void SimRun::send_flows(uint32_t task) {
   const graph::Task& t = g_.tasks[task];
   const FlowPlan& plan = plan_of(t);
   const uint64_t bytes = size_flows(t, plan).bytes;
-  for (const auto& [src, dst] : plan.flows) {
-    sg4::CommPtr comm = sg4::Comm::sendto_init(src, dst);
+  const double now = sg4::Engine::get_clock();
+  for (uint32_t f = 0; f < plan.flows.size(); ++f) {
+    sg4::CommPtr comm = sg4::Comm::sendto_init(plan.flows[f].first, plan.flows[f].second);
     comm->set_payload_size(bytes);
-    comm->set_data(reinterpret_cast<void*>(static_cast<uintptr_t>(task) + 1));
+    comm->set_data(reinterpret_cast<void*>(flow_code(task, f)));
     comm->start();
     comm->add_ref();  // released after its completion callback (see flush_graveyard)
+    const uint32_t* links = plan.links.data() + plan.link_offsets[f];
+    links_.flow_started(links, plan.link_offsets[f + 1] - plan.link_offsets[f], static_cast<double>(bytes), now);
   }
   counter_[task] = static_cast<uint32_t>(plan.flows.size());
   live_flows_ += plan.flows.size();
@@ -244,9 +189,15 @@ void SimRun::flush_graveyard() {
 void SimRun::on_flow_done(const sg4::Activity& activity) {
   flush_graveyard();
   graveyard_.push_back(const_cast<sg4::Activity*>(&activity));
-  const auto task = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(activity.get_data<void>()) - 1);
+  const auto code = reinterpret_cast<uintptr_t>(activity.get_data<void>());
+  const auto task = static_cast<uint32_t>((code >> 32) - 1);
+  const auto flow = static_cast<uint32_t>(code & 0xffffffffu);
+  const FlowPlan& plan = plan_of(g_.tasks[task]);
+  const double now = sg4::Engine::get_clock();
+  links_.flow_ended(plan.links.data() + plan.link_offsets[flow], plan.link_offsets[flow + 1] - plan.link_offsets[flow],
+                    now);
   --live_flows_;
-  if (--counter_[task] == 0) finish(task, sg4::Engine::get_clock());
+  if (--counter_[task] == 0) finish(task, now);
   drain();
   arm();
 }
@@ -282,6 +233,7 @@ Timeline SimRun::run(sg4::Engine& engine) {
     throw common::InternalError("sim: " + std::to_string(n - completed_) + " of " + std::to_string(n) +
                                 " tasks never completed (a cycle in the task graph?), e.g. " + stuck);
   }
+  tl_.links = links_.usage(tl_.makespan);
   return std::move(tl_);
 }
 
@@ -327,17 +279,24 @@ sg4::Engine& make_engine(bool log_simgrid) {
 }
 
 RankHosts map_hosts(const sg4::Engine& engine, const graph::TaskGraph& g, int64_t gpn, const std::string& path) {
+  // SimGrid 3.32 looks a name up zone by zone (O(zones) per lookup): one pass over all hosts instead.
+  std::unordered_map<std::string, sg4::Host*> by_name;
+  for (sg4::Host* h : engine.get_all_hosts()) by_name.emplace(h->get_name(), h);
+  auto find = [&](const std::string& name) {
+    auto it = by_name.find(name);
+    return it == by_name.end() ? nullptr : it->second;
+  };
   RankHosts hosts;
   hosts.platform = path;
   for (uint32_t r = 0; r < g.num_ranks; ++r) {
     const int64_t job = job_rank(g, r);
-    sg4::Host* gpu = engine.host_by_name_or_null(platform::gpu_host_name(job, gpn));
+    sg4::Host* gpu = find(platform::gpu_host_name(job, gpn));
     if (gpu == nullptr) {
       throw common::ConfigError(path, "",
                                 "no host " + platform::gpu_host_name(job, gpn) + " for rank " + std::to_string(job));
     }
     hosts.gpu.push_back(gpu);
-    hosts.nic.push_back(engine.host_by_name_or_null(platform::nic_host_name(job)));
+    hosts.nic.push_back(find(platform::nic_host_name(job)));
     hosts.node.push_back(job / gpn);
   }
   return hosts;
@@ -377,7 +336,7 @@ Timeline run_sim_in_process(const graph::TaskGraph& graph, const SimOptions& opt
   if (!user_xml) std::filesystem::remove(path);
   const auto wall_loaded = std::chrono::steady_clock::now();
 
-  SimRun run(graph, map_hosts(engine, graph, gpn, user_xml ? path : "generated platform"));
+  SimRun run(graph, map_hosts(engine, graph, gpn, user_xml ? path : "generated platform"), options.spec);
   Timeline tl = run.run(engine);
   const auto wall_end = std::chrono::steady_clock::now();
   common::logger("sim")->info(

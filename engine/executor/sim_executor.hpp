@@ -16,6 +16,8 @@ struct SimOptions {
   // The platform: a (user-edited) platform XML, checked before SimGrid reads it; if empty, platform_xml(*spec)
   // (written to a temporary file and loaded, so what runs is exactly what `simumax-sim platform` writes).
   std::string platform_xml_path;
+  // The cluster of the system config. Besides generating the platform, it is the reference fabric flows are
+  // sized on (see run_sim), also under a platform_xml_path.
   std::optional<platform::PlatformSpec> spec;
   // GPUs per node of the naming convention (node{r/gpn}.gpu{r%gpn}); 0: take spec->gpus_per_node.
   // A platform_xml_path needs one of the two.
@@ -23,15 +25,18 @@ struct SimOptions {
   bool log_simgrid = false;  // false: SimGrid's own log is silenced (critical messages only)
 };
 
-// Runs `graph` on the platform and returns when each task started and ended (executor = "sim").
+// Runs `graph` on the platform and returns when each task started and ended (executor = "sim"), and what
+// each link carried (Timeline::links: bytes, flows, busy time, utilisation = bytes / (bandwidth x makespan)).
 // A task starts when its last predecessor ends (as in run_fast). A non-network task lasts Task::seconds (a
 // timer, exact). A network task (Task::network) waits a timer, then sends its flows between the hosts of its
 // group's ranks (NVLink endpoint node{n}.gpu{g} within a node, NIC endpoint nic{r} across nodes; never a
 // host to itself) and ends when its last flow ends: CommPattern::kRing one flow per ring edge, kAllToAll one
 // per ordered pair, kPeer members[0] -> members[1]. Every flow carries (seconds - latency_seconds) x the
-// share of the task's most loaded link (its bandwidth / this task's flows on it), so on an idle network the
-// task lasts exactly Task::seconds: platform bandwidths decide how concurrent flows share links, not how long
-// a lone task takes. A network task with no flow to send (a group of one) is a plain timer.
+// share of the task's most loaded link on the reference fabric: with options.spec, each GPU's own NVLink and
+// NIC link at the spec's bandwidths on one non-blocking switch (what the cost model prices); without, the
+// platform itself. So on the reference fabric (or any generated topology whose uplinks are not a lone task's
+// bottleneck) an idle task lasts exactly Task::seconds; a platform with slower links makes it slower, and
+// links carrying flows of several tasks at once slow them down (contention).
 // With no link carrying flows of two tasks at once, the result equals run_fast's (measured: <= 1e-13 relative).
 //
 // REQUIRES: at most ONE call per process, and no other SimGrid engine in the process: SimGrid keeps global

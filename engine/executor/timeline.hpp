@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/executor/link_usage.hpp"
+
 namespace simumax::executor {
 
 struct Timeline {
@@ -12,6 +14,7 @@ struct Timeline {
   std::vector<double> end;     // seconds, per task
   double makespan = 0;         // latest end
   std::string executor;        // "fast" or "sim"
+  std::vector<LinkUsage> links;  // sim: every link that carried a flow, busiest (highest utilisation) first
 };
 
 }  // namespace simumax::executor

@@ -30,8 +30,14 @@ const std::vector<Rule>& rules() {
       {"backbone", {"id", "bandwidth", "latency"}, {}, {"zone"}},
       {"host_link", {"id", "up", "down"}, {}, {"zone"}},
       {"route", {"src", "dst"}, {"symmetrical"}, {"zone"}},
-      {"link_ctn", {"id"}, {"direction"}, {"route"}},
-      {"prop", {"id", "value"}, {}, {"zone", "host", "link"}},
+      {"zoneRoute", {"src", "dst", "gw_src", "gw_dst"}, {"symmetrical"}, {"zone"}},
+      {"link_ctn", {"id"}, {"direction"}, {"route", "zoneRoute"}},
+      {"cluster",
+       {"id", "prefix", "suffix", "radical", "speed", "bw", "lat"},
+       {"core", "sharing_policy", "topology", "topo_parameters", "bb_bw", "bb_lat", "bb_sharing_policy", "router_id",
+        "limiter_link", "loopback_bw", "loopback_lat"},
+       {"platform", "zone"}},
+      {"prop", {"id", "value"}, {}, {"zone", "host", "link", "cluster"}},
   };
   return kRules;
 }
@@ -87,7 +93,8 @@ void check_schema(const xml::Document& doc, int index, const std::string& path) 
   }
   for (const char* key : r.required) {
     if (e.find(key) == nullptr) fail(e, path, std::string("missing attribute ") + key);
-    if (e.find(key)->empty() && std::string(key) != "value")
+    const std::string k = key;  // a <prop> may be empty, and so may a <cluster>'s prefix and suffix
+    if (e.find(key)->empty() && k != "value" && k != "prefix" && k != "suffix")
       fail(e, path, std::string("attribute ") + key + " is empty");
   }
 }

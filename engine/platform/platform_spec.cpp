@@ -51,6 +51,22 @@ PlatformSpec platform_from_system(const config::SystemConfig& system, int64_t wo
   return spec;
 }
 
+const char* to_string(Topology t) {
+  switch (t) {
+    case Topology::kSingleSwitch: return "single-switch";
+    case Topology::kFatTree: return "fat-tree";
+    case Topology::kRail: return "rail";
+  }
+  return "?";
+}
+
+std::optional<Topology> parse_topology(std::string_view name) {
+  for (Topology t : {Topology::kSingleSwitch, Topology::kFatTree, Topology::kRail}) {
+    if (name == to_string(t)) return t;
+  }
+  return std::nullopt;
+}
+
 std::string gpu_host_name(int64_t rank, int64_t gpus_per_node) {
   return "node" + std::to_string(rank / gpus_per_node) + ".gpu" + std::to_string(rank % gpus_per_node);
 }

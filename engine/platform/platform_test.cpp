@@ -15,52 +15,13 @@
 #include "engine/platform/platform_xml.hpp"
 #include "engine/platform/simgrid_units.hpp"
 #include "engine/platform/subprocess_test_util.hpp"
+#include "engine/platform/platform_test_util.hpp"
 
 namespace simumax::platform {
 namespace {
 
 namespace sg4 = simgrid::s4u;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-config::SystemConfig b200_like() {
-  config::SystemConfig s;
-  s.sys_name = "b200";
-  s.num_per_node = 8;
-  s.networks["high_intra_node"].bandwidth = {900, 1, 35, 0, {}};
-  s.networks["low_intra_node"].bandwidth = {900, 1, 130, 0, {}};
-  s.networks["inter_node"].bandwidth = {200, 1, 35, 0, {}};
-  return s;
-}
-
-PlatformSpec spec_of(int64_t nodes) { return platform_from_system(b200_like(), nodes * 8); }
-
-int line_of(const std::string& text, const std::string& needle) {
-  const size_t at = text.find(needle);
-  EXPECT_NE(at, std::string::npos) << needle;
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
-}
-
-std::string replace_once(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return text.replace(at, from.size(), to);
-}
-
-// The ConfigError text of checking `text`, or "" if it passes.
-std::string check_error(const std::string& text, int64_t world, int64_t gpn = 8) {
-  try {
-    check_platform_text(text, "p.xml", world, gpn);
-  } catch (const common::ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
+using namespace testing;  // NOLINT: the helpers of the platform tests
 
 TEST(PlatformFromSystem, NodesAndPerGpuBandwidthsFollowTheTiers) {
   const PlatformSpec s = platform_from_system(b200_like(), 20);

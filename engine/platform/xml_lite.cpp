@@ -62,13 +62,6 @@ class Parser {
 
   bool starts_with(std::string_view s) const { return text_.substr(pos_, s.size()) == s; }
 
-  // Moves past `terminator`, counting lines; fails with `message` at `start_line` if it never comes.
-  void skip_past(std::string_view terminator, int start_line, const std::string& what, const char* message) {
-    const size_t end = text_.find(terminator, pos_);
-    if (end == std::string_view::npos) fail(start_line, what, message);
-    advance_to(end + terminator.size());
-  }
-
   void advance_to(size_t target) {
     for (; pos_ < target; ++pos_) {
       if (text_[pos_] == '\n') ++line_;
@@ -92,7 +85,7 @@ class Parser {
 
   void markup() {
     const int start_line = line_;
-    if (starts_with("<!--")) return skip_past("-->", start_line, "<!--", "comment is never closed (no -->)");
+    if (starts_with("<!--")) return comment(start_line);
     if (starts_with("<!DOCTYPE") || starts_with("<?")) return prolog_item(start_line);
     if (starts_with("<!")) {
       fail(start_line, "",
@@ -101,6 +94,17 @@ class Parser {
     }
     if (starts_with("</")) return end_tag();
     start_tag();
+  }
+
+  // XML forbids "--" inside a comment, and SimGrid's parser rejects the file ("<!-- a -- b -->", "--->").
+  void comment(int start_line) {
+    const size_t dashes = text_.find("--", pos_ + 4);
+    if (dashes == std::string_view::npos) fail(start_line, "<!--", "comment is never closed (no -->)");
+    if (dashes + 2 >= text_.size() || text_[dashes + 2] != '>') {
+      advance_to(dashes);
+      fail(line_, "<!--", "\"--\" inside a comment (XML allows it only in the closing -->)");
+    }
+    advance_to(dashes + 3);
   }
 
   // <?xml ...?>, other processing instructions and <!DOCTYPE ...>: only before the root element, which is

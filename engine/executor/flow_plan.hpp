@@ -1,0 +1,71 @@
+// The flows of a network task on the platform (which hosts, over which links, sized how), and the per-link
+// traffic they leave behind. Internal to the sim executor; SimGrid types are only forward-declared here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "engine/executor/link_usage.hpp"
+#include "engine/graph/task_graph.hpp"
+#include "engine/platform/platform_spec.hpp"
+
+namespace simgrid::s4u {
+class Host;
+class Link;
+}  // namespace simgrid::s4u
+
+namespace simumax::executor::detail {
+
+// Where each graph rank sends from: its GPU host within a node, its NIC host across nodes.
+struct RankHosts {
+  std::string platform;  // the file, for errors
+  std::vector<simgrid::s4u::Host*> gpu;
+  std::vector<simgrid::s4u::Host*> nic;  // nullptr where the platform has no NIC (single-node platforms)
+  std::vector<int64_t> node;
+};
+
+// Per-link bytes and busy time, accumulated as flows start and end.
+class LinkTracker {
+ public:
+  uint32_t index_of(simgrid::s4u::Link* link);
+  void flow_started(const uint32_t* links, size_t count, double bytes, double now);
+  void flow_ended(const uint32_t* links, size_t count, double now);
+  // Every link that carried a flow, highest utilisation first (then by name).
+  std::vector<LinkUsage> usage(double makespan) const;
+
+ private:
+  struct Stats {
+    double bytes = 0;
+    uint64_t flows = 0;
+    uint32_t active = 0;
+    double busy_since = 0;
+    double busy_seconds = 0;
+  };
+  std::unordered_map<const simgrid::s4u::Link*, uint32_t> index_;
+  std::vector<simgrid::s4u::Link*> links_;
+  std::vector<Stats> stats_;
+};
+
+// The flows of one (group, pattern), shared by every task over that group: tasks differ only in bytes.
+struct FlowPlan {
+  std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>> flows;
+  std::vector<uint32_t> link_offsets = {0};  // the links of flow i: links[link_offsets[i] .. link_offsets[i + 1])
+  std::vector<uint32_t> links;               // LinkTracker indices
+  double share_bytes_per_s = 0;  // the rate a flow is sized with: on the reference fabric when there is one
+  double route_latency_s = 0;    // the largest route latency (0 on platform_xml's links)
+};
+
+// The flows of task `t` (CommPattern::kRing: one per ring edge, kAllToAll: one per ordered pair, kPeer:
+// members[0] -> members[1]; never from a host to itself) with their routes. share_bytes_per_s is what each
+// flow gets on its most loaded link when nothing else runs: with `reference`, on the fabric the cost model
+// prices (a per-GPU NVLink and NIC link at the spec's bandwidths, one non-blocking switch), so that bytes
+// are the same whatever platform runs them; without, on the platform itself.
+// Throws common::ConfigError when the platform has no route between two of the hosts.
+FlowPlan build_plan(const graph::TaskGraph& g, const graph::Task& t, const RankHosts& hosts,
+                    const std::optional<platform::PlatformSpec>& reference, LinkTracker& tracker);
+
+}  // namespace simumax::executor::detail

@@ -1,0 +1,111 @@
+// The inter-node part of platform_xml: NIC hosts on one switch, or under fat-tree / rail leaf switches.
+#include "engine/platform/platform_xml.hpp"
+#include "engine/platform/platform_xml_parts.hpp"
+
+namespace simumax::platform::detail {
+
+namespace {
+
+// The NIC hosts of `node` (all of them, or only GPU `rail`'s), indented. With one NIC per node, its GPUs'
+// NIC hosts share one link: the simulator keeps one NIC endpoint per rank, whatever the hardware.
+void append_node_nics(std::string& out, int indent, const PlatformSpec& spec, int64_t node, int64_t rail,
+                      const std::string& bandwidth) {
+  const int64_t gpn = spec.gpus_per_node;
+  out += node_comment(indent, node, gpn, rail);
+  if (spec.nic_per_node) {
+    const std::string pad(static_cast<size_t>(indent), ' ');
+    const std::string link = "inter.node" + std::to_string(node);
+    out += pad + "<link id=\"" + link + "\" bandwidth=\"" + bandwidth +
+           "\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n";
+    for (int64_t g = 0; g < gpn; ++g) {
+      const std::string host = nic_host_name(node * gpn + g);
+      out += pad + "<host id=\"" + host + "\" speed=\"1Pf\"/>\n";
+      out += pad + "<host_link id=\"" + host + "\" up=\"" + link + "_UP\" down=\"" + link + "_DOWN\"/>\n";
+    }
+    return;
+  }
+  for (int64_t g = rail >= 0 ? rail : 0; g < (rail >= 0 ? rail + 1 : gpn); ++g) {
+    const std::string host = nic_host_name(node * gpn + g);
+    append_endpoint(out, indent, host, "inter." + host, bandwidth);
+  }
+}
+
+void append_leaf(std::string& out, const PlatformSpec& spec, const FabricLayout& layout, const Leaf& leaf,
+                 const std::string& bandwidth) {
+  out += "      <!-- leaf switch \"" + leaf.name + "\": node" + (leaf.nodes.size() > 1 ? "s " : " ") +
+         std::to_string(leaf.nodes.front()) +
+         (leaf.nodes.size() > 1 ? ".." + std::to_string(leaf.nodes.back()) : std::string()) +
+         (leaf.rail >= 0 ? ", GPU " + std::to_string(leaf.rail) + " of each" : std::string()) + "; " +
+         std::to_string(layout.ports_per_leaf) + " NIC ports -->\n";
+  out += "      <zone id=\"" + leaf.name + "\" routing=\"Cluster\">\n";
+  out += "        <router id=\"" + leaf.name + ".switch\"/>\n";
+  for (int64_t node : leaf.nodes) append_node_nics(out, 8, spec, node, leaf.rail, bandwidth);
+  out += "      </zone>\n";
+}
+
+void append_leaves(std::string& out, const PlatformSpec& spec, const FabricLayout& layout,
+                   const std::string& bandwidth) {
+  out += "    <zone id=\"inter_node\" routing=\"Floyd\">\n";
+  for (const Leaf& leaf : layout.leaves) append_leaf(out, spec, layout, leaf, bandwidth);
+  out += "      <!-- the spine tier, non-blocking: traffic between leaves is limited by their uplinks -->\n";
+  out += "      <zone id=\"spine\" routing=\"Cluster\">\n        <router id=\"spine.switch\"/>\n      </zone>\n";
+  out += "      <!-- each leaf's uplinks to all spine switches as one trunk: " + std::to_string(layout.ports_per_leaf) +
+         " ports x " + bandwidth + " / oversubscription " + shortest(spec.oversubscription) + " -->\n";
+  for (const Leaf& leaf : layout.leaves) {
+    out += "      <link id=\"" + leaf.name + ".uplink\" bandwidth=\"" + format_bandwidth(leaf.uplink_bytes_per_s) +
+           "\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n";
+  }
+  for (const Leaf& leaf : layout.leaves) {
+    out += "      <zoneRoute src=\"" + leaf.name + "\" dst=\"spine\" gw_src=\"" + leaf.name +
+           ".switch\" gw_dst=\"spine.switch\"><link_ctn id=\"" + leaf.name + ".uplink\" direction=\"UP\"/></zoneRoute>\n";
+  }
+  out += "    </zone>\n";
+}
+
+}  // namespace
+
+void append_inter_node(std::string& out, const PlatformSpec& spec, const FabricLayout& layout) {
+  const std::string bandwidth = format_bandwidth(layout.port_bytes_per_s);
+  if (spec.topology != Topology::kSingleSwitch) return append_leaves(out, spec, layout, bandwidth);
+  out += "    <zone id=\"inter_node\" routing=\"Cluster\">\n";
+  for (int64_t node = 0; node < spec.nodes; ++node) append_node_nics(out, 6, spec, node, -1, bandwidth);
+  out += "    </zone>\n";
+}
+
+std::string fabric_description(const PlatformSpec& spec, const FabricLayout& layout) {
+  if (spec.nic_bytes_per_s == 0) return "";
+  std::string text;
+  if (spec.nic_per_node) {
+    text += R"(    * One NIC per node: the nic{r} hosts of a node all use that node's link "inter.node{n}", so its
+      GPUs share the node's bandwidth (gpus per node x the per-GPU share of the system config).
+)";
+  }
+  if (spec.topology == Topology::kSingleSwitch) {
+    return text + R"(    * zone "inter_node" (Cluster): every NIC has one SPLITDUPLEX link to a single non-blocking IB switch.
+      To model an oversubscribed switch, add to that zone, e.g.
+        <backbone id="ib_core" bandwidth="400GiBps" latency="0s"/>
+      (every inter-node transfer then also crosses that shared link), or generate a fat-tree.
+)";
+  }
+  text += std::string("    * zone \"inter_node\" (routing Floyd, over ") + std::to_string(layout.leaves.size() + 1) +
+          " zones): one Cluster zone per leaf switch, holding its NICs\n" +
+          (spec.topology == Topology::kRail
+               ? "      (rail-optimised: leaf \"pod{p}.rail{g}\" holds NIC g of every node of pod p, " +
+                     std::to_string(layout.nodes_per_leaf) + " nodes per pod)"
+               : "      (fat-tree: leaf \"leaf{k}\" holds every NIC of nodes " + std::to_string(layout.nodes_per_leaf) +
+                     "k .. " + std::to_string(layout.nodes_per_leaf) + "k+" +
+                     std::to_string(layout.nodes_per_leaf - 1) + ")") +
+          R"(, each with its own SPLITDUPLEX link,
+      and a router "<leaf>.switch" through which traffic leaves the leaf. Zone "spine" holds one router
+      for the whole spine tier. Each leaf reaches it through one <zoneRoute> over its trunk "<leaf>.uplink":
+      all the leaf's uplinks to all spine switches as one link, since ECMP spreads flows over them (one link
+      per spine with a fixed spine per pair of leaves would pile a ring's flows onto one cable).
+      Two NICs under one leaf use only their own links; between leaves a transfer also crosses the source
+      leaf's uplink (_UP) and the destination leaf's (_DOWN).
+    * Uplink bandwidth = NIC ports per leaf x NIC bandwidth / oversubscription. Lower it to oversubscribe
+      a leaf, raise it for full bisection; the spine tier itself never limits.
+)";
+  return text;
+}
+
+}  // namespace simumax::platform::detail

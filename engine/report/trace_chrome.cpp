@@ -1,0 +1,228 @@
+// trace.json in Chrome's Trace Event Format: X slices per task and rank, M metadata naming ranks and lanes,
+// s/f flow arrows for pipeline transfers, C counters of allocated memory.
+#include <array>
+
+#include "engine/common/units.hpp"
+#include "engine/report/json_text.hpp"
+#include "engine/report/text_file.hpp"
+#include "engine/report/trace_args.hpp"
+#include "engine/report/trace_internal.hpp"
+
+namespace simumax::report::trace {
+
+namespace {
+
+constexpr uint16_t kLanes = 9;  // one per graph::TaskKind
+constexpr std::array<const char*, kLanes> kLaneNames = {
+    "compute", "recompute", "tp comm", "cp comm", "ep comm", "pp send/recv", "dp comm", "optimizer", "sync"};
+constexpr size_t kMaxFixedBytes = 320;  // an event's text besides its name and op args
+
+uint16_t chrome_lane(const graph::Task& t) { return static_cast<uint16_t>(t.kind); }
+
+// Sub-lane 0 is the lane itself (tid = lane); overflow sub-lanes sort right after it.
+int64_t tid_of(uint16_t lane, uint16_t sub) { return sub == 0 ? lane : 100 * (lane + 1) + sub; }
+
+const char* pass_name(graph::Pass p) {
+  switch (p) {
+    case graph::Pass::kForward: return "forward";
+    case graph::Pass::kBackward: return "backward";
+    case graph::Pass::kRecompute: return "recompute";
+    case graph::Pass::kStep: return "step";
+    case graph::Pass::kNone: break;
+  }
+  return "none";
+}
+
+// Text that does not change from one event to the next, made once: names, op args, category + pass.
+struct Fixed {
+  std::vector<std::string> names;    // per name index: ,"name":"..."
+  ArgsTable args;                    // per op_ref and pass
+  std::string pp_args;               // pipeline transfers: the message size
+  std::array<std::string, 9 * 5> cat_pass;  // [kind * 5 + pass]: ,"cat":"...","args":{"pass":"..."
+};
+
+Fixed make_fixed(const RunView& v) {
+  Fixed f;
+  for (const auto& n : v.graph.names) f.names.push_back(",\"name\":" + quoted(n));
+  f.args = make_args_table(v);
+  f.pp_args = ",\"bytes\":";
+  append_double(f.pp_args, v.model.p2p_bytes);
+  for (int k = 0; k < 9; ++k) {
+    for (int p = 0; p < 5; ++p) {
+      f.cat_pass[k * 5 + p] = std::string(",\"cat\":\"") + graph::to_string(static_cast<graph::TaskKind>(k)) +
+                              "\",\"args\":{\"pass\":\"" + pass_name(static_cast<graph::Pass>(p)) + "\"";
+    }
+  }
+  return f;
+}
+
+const std::string& task_args(const Fixed& f, const graph::Task& t) {
+  static const std::string kNone;
+  if (t.op_ref != graph::kNoOpRef) return f.args.get(t.op_ref, t.pass);
+  return t.kind == graph::TaskKind::kPpComm ? f.pp_args : kNone;
+}
+
+// Per rank: the start of its events, with the pid already in.
+struct RankText {
+  std::string slice;    // {"ph":"X","pid":N,"tid":
+  std::string counter;  // {"ph":"C","pid":N,"name":"memory","ts":
+  std::string pid;      // N
+};
+
+RankText rank_text(int64_t pid) {
+  RankText r;
+  r.pid = std::to_string(pid);
+  r.slice = "{\"ph\":\"X\",\"pid\":" + r.pid + ",\"tid\":";
+  r.counter = "{\"ph\":\"C\",\"pid\":" + r.pid + ",\"name\":\"memory\",\"ts\":";
+  return r;
+}
+
+void slice_event(TextBuffer& out, const Fixed& f, const RankText& rt, const graph::Task& t, const Slice& s) {
+  const std::string& name = f.names[t.name];
+  const std::string& args = task_args(f, t);
+  char* p = out.reserve(kMaxFixedBytes + rt.slice.size() + name.size() + args.size());
+  p = put(p, rt.slice);
+  p = put_int(p, tid_of(s.lane, s.sub));
+  p = put(p, ",\"ts\":");
+  p = put_us(p, s.ts_ns);
+  p = put(p, ",\"dur\":");
+  p = put_us(p, s.dur_ns);
+  p = put(p, name);
+  p = put(p, f.cat_pass[static_cast<int>(t.kind) * 5 + static_cast<int>(t.pass)]);
+  if (t.microbatch >= 0) p = put_int(put(p, ",\"mb\":"), t.microbatch);
+  if (t.layer >= 0) p = put_int(put(p, ",\"layer\":"), t.layer);
+  if (t.chunk >= 0) p = put_int(put(p, ",\"chunk\":"), t.chunk);
+  p = put(p, args);
+  out.commit(put(p, "}},\n"));
+}
+
+// A flow arrow end, in the middle of the transfer's slice on this rank.
+void flow_event(TextBuffer& out, char ph, uint32_t id, const RankText& rt, const Slice& s) {
+  char* p = out.reserve(kMaxFixedBytes + rt.pid.size());
+  p = put(p, ph == 's' ? std::string_view("{\"ph\":\"s\"") : std::string_view("{\"ph\":\"f\",\"bp\":\"e\""));
+  p = put(p, ",\"name\":\"pp transfer\",\"cat\":\"pp_flow\",\"id\":");
+  p = put_int(p, id);
+  p = put(p, ",\"pid\":");
+  p = put(p, rt.pid);
+  p = put(p, ",\"tid\":");
+  p = put_int(p, tid_of(s.lane, s.sub));
+  p = put(p, ",\"ts\":");
+  p = put_us(p, s.ts_ns + s.dur_ns / 2);
+  out.commit(put(p, "},\n"));
+}
+
+void counter_events(TextBuffer& out, const RankText& rt, const memory::MemoryTimeline& mt) {
+  const auto& samples = mt.samples;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const int64_t ts = to_ns(samples[i].seconds);
+    const int64_t bytes = samples[i].allocated_bytes();
+    // A value replaced at the same instant by one at least as large is never visible: drop it (halves the
+    // counter events; zero-length spikes, such as a free task's transient, are kept).
+    if (i + 1 < samples.size() && to_ns(samples[i + 1].seconds) == ts && samples[i + 1].allocated_bytes() >= bytes) {
+      continue;
+    }
+    char* p = out.reserve(kMaxFixedBytes + rt.counter.size());
+    p = put(p, rt.counter);
+    p = put_us(p, ts);
+    p = put(p, ",\"args\":{\"allocated_bytes\":");
+    p = put_int(p, bytes);
+    out.commit(put(p, "}},\n"));
+  }
+}
+
+void metadata_events(TextBuffer& out, const RunView& v, const RankSlices& rs, const RankText& rt) {
+  std::string b = "{\"ph\":\"M\",\"pid\":" + rt.pid + ",\"name\":\"process_name\",\"args\":{\"name\":";
+  append_quoted(b, process_label(v, rs.rank));
+  b += "}},\n{\"ph\":\"M\",\"pid\":" + rt.pid + ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":";
+  b += rt.pid + "}},\n";
+  for (uint16_t lane = 0; lane < kLanes; ++lane) {
+    for (uint16_t sub = 0; sub < rs.subs_per_lane[lane]; ++sub) {
+      const std::string tid = std::to_string(tid_of(lane, sub));
+      b += "{\"ph\":\"M\",\"pid\":" + rt.pid + ",\"tid\":" + tid + ",\"name\":\"thread_name\",\"args\":{\"name\":\"";
+      b += kLaneNames[lane];
+      if (sub > 0) b += " #" + std::to_string(sub + 1);
+      b += "\"}},\n{\"ph\":\"M\",\"pid\":" + rt.pid + ",\"tid\":" + tid;
+      b += ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" + std::to_string(100 * lane + sub) + "}},\n";
+    }
+  }
+  out.append(b);
+}
+
+void write_rank(TextBuffer& out, const RunView& v, const TracePlan& p, const Fixed& f, size_t i) {
+  const auto& g = v.graph;
+  const RankSlices rs = rank_slices(v, p.ranks[i], p.tasks[i], chrome_lane, kLanes);
+  const RankText rt = rank_text(g.global_rank[rs.rank]);
+  metadata_events(out, v, rs, rt);
+  for (const Slice& s : rs.slices) {
+    const graph::Task& t = g.tasks[s.task];
+    slice_event(out, f, rt, t, s);
+    if (t.kind != graph::TaskKind::kPpComm || t.group == graph::kNoGroup) continue;
+    const uint32_t from = pp_sender(g, t), to = pp_receiver(g, t);
+    if (!p.traced[from] || !p.traced[to]) continue;
+    if (from == rs.rank) flow_event(out, 's', s.task, rt, s);
+    if (to == rs.rank) flow_event(out, 'f', s.task, rt, s);
+  }
+  counter_events(out, rt, memory::memory_timeline(g, v.timeline, p.ranks[i], p.tasks[i]));
+}
+
+std::string other_data(const RunView& v, const TracePlan& p) {
+  std::string b = "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"simumax-sim\",\"scenario\":";
+  append_quoted(b, v.scenario.name);
+  b += ",\"executor\":";
+  append_quoted(b, v.timeline.executor);
+  b += ",\"granularity\":";
+  append_quoted(b, v.granularity);
+  b += ",\"rank_scope\":";
+  b += v.graph.num_ranks < v.scenario.strategy.world_size ? "\"stages\"" : "\"all\"";
+  b += ",\"time_unit\":\"us\",\"step_time_us\":";
+  append_us(b, to_ns(v.timeline.makespan));
+  b += ",\"step_time_ms\":";
+  append_double(b, common::ms(v.timeline.makespan));
+  b += ",\"traced_ranks\":[";
+  for (size_t i = 0; i < p.ranks.size(); ++i) {
+    if (i) b += ',';
+    append_int(b, v.graph.global_rank[p.ranks[i]]);
+  }
+  b += "]}}\n";
+  return b;
+}
+
+}  // namespace
+
+TraceSize estimate_chrome(const RunView& v, const TracePlan& p) {
+  const Fixed f = make_fixed(v);
+  TraceSize size;
+  for (size_t i = 0; i < p.ranks.size(); ++i) {
+    // A slice is ~128 bytes of keys, ids and times plus its name and args; a pipeline transfer adds an arrow
+    // end (~100 bytes), a memory task about one counter event (~95 bytes); metadata a few hundred bytes per lane
+    // (measured on the 512-GPU benchmark: within 2% of the file).
+    for (uint32_t t : p.tasks[i]) {
+      const graph::Task& task = v.graph.tasks[t];
+      size.bytes += 128 + f.names[task.name].size() + task_args(f, task).size();
+      size.events += 1;
+      if (task.kind == graph::TaskKind::kPpComm) {
+        size.bytes += 100;
+        size.events += 1;
+      }
+      if (memory::is_memory_task(task, p.ranks[i])) {
+        size.bytes += 95;
+        size.events += 1;
+      }
+    }
+    size.bytes += 400 + 200 * kLanes;
+    size.events += 2 + 2 * kLanes;
+  }
+  return size;
+}
+
+void write_chrome(const std::string& path, const RunView& v, const TracePlan& p) {
+  const Fixed f = make_fixed(v);
+  TextFile out(path);
+  out.append("{\"traceEvents\":[\n");
+  append_in_order(out, p.ranks.size(), [&](size_t i, TextBuffer& b) { write_rank(b, v, p, f, i); });
+  out.drop_tail(",\n");  // every event ends with ",\n"; JSON allows no trailing comma
+  out.append(other_data(v, p));
+  out.close();
+}
+
+}  // namespace simumax::report::trace

@@ -1,0 +1,140 @@
+// `run --trace` through the CLI: a 64-rank trace passes a strict Trace Event Format check with both
+// executors and ends at the reported step time; the default traces one rank per stage; SimuMax's layout; the
+// size guard and bad rank lists are refused with exit code 2.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_runner.hpp"
+#include "tests/trace_event_check.hpp"
+
+namespace simumax::tests {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kRoot = SIMUMAX_SOURCE_DIR;
+const std::string k64Ranks = (kRoot / "tests/data/trace/llama3_8b_64gpu.json").string();
+
+fs::path out_dir(const std::string& name) {
+  return fs::temp_directory_path() / ("simumax-trace-" + name + "-" + std::to_string(getpid()));
+}
+
+json read_json(const fs::path& p) { return json::parse(read_file(p.string())); }
+
+void expect_same_time(double got_us, double step_ms) {
+  EXPECT_LE(std::abs(got_us - step_ms * 1000), 1e-6 * step_ms * 1000) << got_us << " us vs " << step_ms << " ms";
+}
+
+class Trace64 : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Trace64, EveryRankPassesAStrictTraceEventFormatCheck) {
+  const fs::path out = out_dir("strict-" + GetParam());
+  const auto r = run_cli({"run", k64Ranks, "--ranks", "all", "--granularity", "op", "--executor", GetParam(),
+                          "--trace", "--trace-ranks", "all", "-q", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json trace = read_json(out / "trace.json");
+  const json summary = read_json(out / "summary.json");
+  const TraceFacts facts = check_trace_event_format(trace);
+  for (const auto& e : facts.errors) ADD_FAILURE() << e;
+  EXPECT_EQ(facts.processes, 64u);
+  EXPECT_GT(facts.flows, 0u);
+  EXPECT_GT(facts.counters, 0u);
+  expect_same_time(facts.last_end_us, summary["step_time_ms"].get<double>());
+  expect_same_time(trace["otherData"]["step_time_us"].get<double>(), summary["step_time_ms"].get<double>());
+  EXPECT_EQ(trace["otherData"]["traced_ranks"].size(), 64u);
+  // Op granularity carries the model's facts: FLOPs, bytes, shape keys and table hits on GEMMs.
+  bool gemm_with_key = false;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X" && e["args"].contains("shape_key") && e["args"].contains("table_hit") &&
+        e["args"].contains("flops") && e["args"].contains("op")) {
+      gemm_with_key = true;
+      break;
+    }
+  }
+  EXPECT_TRUE(gemm_with_key);
+  fs::remove_all(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Executors, Trace64, ::testing::Values("fast", "sim"));
+
+TEST(Trace, DefaultTracesOneRankPerStageAndEndsAtTheStepTime) {
+  const fs::path out = out_dir("stages");
+  const auto r = run_cli({"run", k64Ranks, "--ranks", "all", "--executor", "sim", "--trace", "-q", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json trace = read_json(out / "trace.json");
+  const TraceFacts facts = check_trace_event_format(trace);
+  for (const auto& e : facts.errors) ADD_FAILURE() << e;
+  EXPECT_EQ(facts.processes, 4u);  // pp = 4
+  expect_same_time(facts.last_end_us, read_json(out / "summary.json")["step_time_ms"].get<double>());
+  fs::remove_all(out);
+}
+
+TEST(Trace, SimumaxLayoutIsABareListWithSimumaxLanes) {
+  const fs::path out = out_dir("simumax");
+  const auto r = run_cli({"run", k64Ranks, "--granularity", "op", "--trace", "--trace-format", "simumax", "-q", "-o",
+                          out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(out / "trace.json"));
+  const json events = read_json(out / "tracing_logs.json");
+  ASSERT_TRUE(events.is_array());
+  const std::regex pid_re("rank[0-9]+");
+  const std::set<std::string> lanes = {"02_fwd_compute", "03_bwd_compute", "07_pp_detail_0", "08_comm"};
+  size_t slices = 0, mem = 0, pairs = 0;
+  for (const auto& e : events) {
+    ASSERT_TRUE(e["pid"].is_string() && std::regex_match(e["pid"].get<std::string>(), pid_re)) << e.dump();
+    if (e["ph"] == "X") {
+      ++slices;
+      EXPECT_TRUE(lanes.count(e["tid"].get<std::string>())) << e.dump();
+      EXPECT_TRUE(e["args"]["call_stack"].is_array()) << e.dump();
+      EXPECT_TRUE(e["args"].contains("direction") && e["args"].contains("gid")) << e.dump();
+    }
+    if (e["ph"] == "C") mem += e["name"] == "mem" && e["args"].contains("cached_bytes");
+    if (e["ph"] == "s") pairs += e["cat"] == "comm_pair";
+  }
+  EXPECT_GT(slices, 0u);
+  EXPECT_GT(mem, 0u);
+  EXPECT_GT(pairs, 0u);
+  fs::remove_all(out);
+}
+
+TEST(Trace, SizeGuardRefusesWithExitCode2AndSaysHowToGetThrough) {
+  const fs::path out = out_dir("guard");
+  const auto r = run_cli({"run", k64Ranks, "--ranks", "all", "--trace", "--trace-ranks", "all", "--trace-max-mb",
+                          "0.5", "-q", "-o", out.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("^error: trace\\.json would be about [0-9]+ MiB \\([0-9]+ events "
+                                                  "over 64 ranks\\), over the limit of 0\\.5 MiB; raise the limit "
+                                                  "with --trace-max-mb [0-9]+, or trace fewer ranks with "
+                                                  "--trace-ranks")))
+      << r.err;
+  EXPECT_FALSE(fs::exists(out / "trace.json"));
+  EXPECT_TRUE(fs::exists(out / "summary.json"));
+  fs::remove_all(out);
+}
+
+TEST(Trace, RanksThatAreNotSimulatedOrMalformedAreRefused) {
+  const fs::path out = out_dir("ranks");
+  auto r = run_cli({"run", k64Ranks, "--trace", "--trace-ranks", "0,5", "-q", "-o", out.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "error: --trace-ranks: rank 5 is not simulated in this run (simulated ranks: 0, 16, 32, 48); --ranks all "
+            "simulates every rank\n");
+  r = run_cli({"run", k64Ranks, "--trace", "--trace-ranks", "0,8-x", "-q", "-o", out.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "error: --trace-ranks: '8-x' is not a rank or a range of ranks; expected all, stages, or a list like "
+            "0,8,16-23\n");
+  r = run_cli({"run", k64Ranks, "--ranks", "all", "--trace", "--trace-ranks", "16-17,0", "-q", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_json(out / "trace.json")["otherData"]["traced_ranks"], json::parse("[0,16,17]"));
+  fs::remove_all(out);
+}
+
+}  // namespace
+}  // namespace simumax::tests

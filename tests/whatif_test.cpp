@@ -1,0 +1,120 @@
+// The what-if scenarios of docs/whatif.md on SimGrid, every rank: they run on their platforms, shared leaf
+// uplinks slow the DP phase down twice, full bisection does not, and a broken platform of each topology is a
+// one-line error (exit 2). Each run is its own process (the CLI).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_runner.hpp"
+
+namespace simumax::tests {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kDir = "scenarios/whatif/";
+const std::string kPrefix = kDir + "llama3_70b_tp8_pp2_dp8_";
+
+fs::path out_dir(const std::string& name) {
+  return fs::temp_directory_path() / ("simumax-whatif-" + std::to_string(getpid())) / name;
+}
+
+struct Step {
+  double step_ms = 0;
+  double exposed_dp_ms = 0;  // step - end of the pipeline - optimizer: the DP phase after the flush
+  nlohmann::json links;
+};
+
+Step run_sim(const std::string& variant) {
+  const fs::path out = out_dir(variant);
+  const auto r = run_cli({"run", kPrefix + variant + ".json", "-q", "--executor", "sim", "--ranks", "all", "-o",
+                          out.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto summary = nlohmann::json::parse(read_file((out / "summary.json").string()));
+  Step s;
+  s.step_ms = summary["step_time_ms"].get<double>();
+  double pipeline = 0, optimizer = 0;
+  for (const auto& stage : summary["stages"]) {
+    pipeline = std::max(pipeline, stage["pipeline_end_ms"].get<double>());
+    optimizer = std::max(optimizer, stage["optimizer_ms"].get<double>());
+  }
+  s.exposed_dp_ms = s.step_ms - pipeline - optimizer;
+  s.links = nlohmann::json::parse(read_file((out / "links.json").string()))["links"];
+  return s;
+}
+
+TEST(WhatIf, FullBisectionGivesTheCostModelsStep) {
+  const auto fast = run_cli({"run", kPrefix + "single_switch.json", "-q", "-o", out_dir("fast").string()});
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  const double model = nlohmann::json::parse(read_file((out_dir("fast") / "summary.json").string()))["step_time_ms"];
+  for (const char* variant : {"single_switch", "fat_tree_full", "rail_4to1"}) {
+    EXPECT_NEAR(run_sim(variant).step_ms / model, 1.0, 1e-9) << variant;
+  }
+}
+
+TEST(WhatIf, DpRingsSharingLeafUplinksTakeTwiceAsLong) {
+  // At 4:1 a leaf's uplinks carry 8 NICs' worth: one pipeline stage's 8 DP rings fit, two stages' do not.
+  const Step own = run_sim("fat_tree_4to1");
+  const Step shared = run_sim("shared_leaves_4to1");
+  const double ratio = shared.exposed_dp_ms / own.exposed_dp_ms;
+  std::printf("[ whatif   ] exposed DP: own leaves %.1f ms, shared leaves %.1f ms: %.3fx\n", own.exposed_dp_ms,
+              shared.exposed_dp_ms, ratio);
+  EXPECT_GE(ratio, 1.9);
+  EXPECT_LE(ratio, 2.1);
+  EXPECT_EQ(shared.links[0]["name"].get<std::string>().find("leaf"), 0u) << shared.links[0];
+  EXPECT_GT(shared.links[0]["utilisation"].get<double>(), own.links[0]["utilisation"].get<double>());
+}
+
+TEST(WhatIf, HalvedIbSlowsTheDpPhaseAndHalvedNvlinkDoesNotAffectThisJob) {
+  const Step base = run_sim("single_switch");
+  EXPECT_NEAR(run_sim("ib_half").exposed_dp_ms / base.exposed_dp_ms, 1.95, 0.05);
+  EXPECT_NEAR(run_sim("nvlink_half").step_ms, base.step_ms, 1e-9 * base.step_ms);  // TP runs as timers
+}
+
+// ---- a broken element in the platform of each topology: one line, exit 2 ----
+
+std::string line_of(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  EXPECT_NE(at, std::string::npos) << needle;
+  return std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+TEST(WhatIf, BrokenPlatformOfEachTopologyIsAOneLineError) {
+  const struct {
+    const char* xml;
+    std::string from, to, element, message;
+  } cases[] = {
+      {"single_switch.xml", "<host_link id=\"nic17\" up=\"inter.nic17_UP\"", "<host_link id=\"nic17\" up=\"inter.nic17_UQ\"",
+       "<host_link id=\"nic17\">", "unknown link \"inter.nic17_UQ\" (did you mean \"inter.nic17_UP\"?)"},
+      {"fat_tree_4to1.xml", "<link id=\"leaf2.uplink\" bandwidth=\"200GiBps\"", "<link id=\"leaf2.uplink\" bandwidth=\"200\"",
+       "<link id=\"leaf2.uplink\">",
+       "bandwidth: \"200\" has no unit (SimGrid units: Bps, kBps, MBps, GBps, TBps, KiBps, MiBps, GiBps, TiBps, or the "
+       "same with bps for bits)"},
+      {"rail_4to1.xml", "<router id=\"pod0.rail5.switch\"/>", "<router id=\"pod0.rail5.swich\"/>",
+       "<zoneRoute src=\"pod0.rail5\">",
+       "gw_src \"pod0.rail5.switch\" must be a <router> directly inside <zone id=\"pod0.rail5\"> (did you mean "
+       "\"pod0.rail5.swich\"?)"},
+  };
+  for (const auto& c : cases) {
+    const std::string text = read_file(kDir + c.xml);
+    std::string broken = text;
+    broken.replace(broken.find(c.from), c.from.size(), c.to);
+    const fs::path path = out_dir("broken") / c.xml;
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << broken;
+    const std::string needle = c.element.starts_with("<zoneRoute") ? "<zoneRoute src=\"pod0.rail5\"" : c.from;
+    const auto r = run_cli({"run", kPrefix + "single_switch.json", "-q", "--executor", "sim", "--ranks", "all",
+                            "--platform", path.string()});
+    EXPECT_EQ(r.exit_code, 2) << c.xml;
+    EXPECT_EQ(r.err, "error: " + path.string() + ": line " + line_of(text, needle) + ": " + c.element + ": " +
+                         c.message + "\n");
+  }
+}
+
+}  // namespace
+}  // namespace simumax::tests

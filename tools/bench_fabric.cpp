@@ -1,0 +1,50 @@
+#include "tools/bench_fabric.hpp"
+
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "engine/common/error.hpp"
+#include "engine/config/scenario.hpp"
+#include "engine/platform/platform_spec.hpp"
+#include "engine/platform/platform_xml.hpp"
+
+extern char** environ;
+
+namespace simumax::tools {
+
+void bench_rail_fabric(const std::string& self, const std::string& scenario, const std::string& out_dir) {
+  const config::Scenario s = config::load_scenario(scenario);
+  platform::PlatformSpec spec = platform::platform_from_system(s.system, s.strategy.world_size);
+  spec.topology = platform::Topology::kRail;
+  const std::string xml = (std::filesystem::temp_directory_path() / "simumax-bench-rail.xml").string();
+  std::ofstream(xml) << platform::platform_xml(spec);
+  std::vector<std::string> args = {self,      "run",     scenario, "-q",       "-o", out_dir,
+                                   "--executor", "sim", "--ranks", "all", "--platform", xml};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+    throw common::UsageError("cannot start " + self);
+  }
+  int status = 0;
+  struct rusage usage {};
+  wait4(pid, &status, 0, &usage);  // this child's own peak RSS (RUSAGE_CHILDREN would mix in earlier children)
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::filesystem::remove(xml);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw common::UsageError("benchmark child failed: " + scenario);
+  const double gb = static_cast<double>(usage.ru_maxrss) * 1024 / 1e9;  // ru_maxrss is in KiB on Linux
+  const std::string what = "sim, every rank of " + std::to_string(s.strategy.world_size) + " GPUs, rail fat-tree";
+  std::printf("%-58s %10.3f %-3s target <= %-8g ratio %.3f\n", what.c_str(), wall, "s", 60.0, wall / 60);
+  std::printf("%-58s %10.3f %-3s target <= %-8g ratio %.3f\n", "  peak memory of that process", gb, "GB", 4.0, gb / 4);
+}
+
+}  // namespace simumax::tools

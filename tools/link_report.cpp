@@ -1,0 +1,59 @@
+#include "tools/link_report.hpp"
+
+#include <cstdio>
+#include <fstream>
+
+#include "engine/common/error.hpp"
+#include "engine/report/json_text.hpp"
+
+namespace simumax::tools {
+
+std::string write_links_json(const std::string& dir, const executor::Timeline& tl) {
+  std::string out = "{\n  \"makespan_s\": ";
+  report::append_double(out, tl.makespan);
+  out += ",\n  \"utilisation\": \"bytes / (bandwidth_bytes_per_s x makespan_s)\",\n  \"links\": [";
+  for (size_t i = 0; i < tl.links.size(); ++i) {
+    const executor::LinkUsage& l = tl.links[i];
+    out += i == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ";
+    report::append_quoted(out, l.name);
+    out += ", \"bandwidth_bytes_per_s\": ";
+    report::append_double(out, l.bandwidth_bytes_per_s);
+    out += ", \"bytes\": ";
+    report::append_double(out, l.bytes);
+    out += ", \"flows\": ";
+    report::append_int(out, static_cast<int64_t>(l.flows));
+    out += ", \"busy_s\": ";
+    report::append_double(out, l.busy_seconds);
+    out += ", \"busy_fraction\": ";
+    report::append_double(out, tl.makespan > 0 ? l.busy_seconds / tl.makespan : 0);
+    out += ", \"utilisation\": ";
+    report::append_double(out, l.utilisation);
+    out += "}";
+  }
+  out += tl.links.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  const std::string path = dir + "/links.json";
+  std::ofstream f(path, std::ios::binary);
+  f << out;
+  if (!f) throw common::UsageError(path + ": cannot write");
+  return path;
+}
+
+std::string busiest_links_table(const executor::Timeline& tl, size_t count) {
+  if (tl.links.empty()) return "";
+  std::string out = "\nbusiest links (" + std::to_string(std::min(count, tl.links.size())) + " of " +
+                    std::to_string(tl.links.size()) + " used; utilisation = bytes / (bandwidth x step time)):\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-32s %11s %8s %12s %12s\n", "link", "utilisation", "busy", "GB carried",
+                "GiB/s");
+  out += line;
+  for (size_t i = 0; i < count && i < tl.links.size(); ++i) {
+    const executor::LinkUsage& l = tl.links[i];
+    std::snprintf(line, sizeof line, "  %-32s %10.1f%% %7.1f%% %12.3f %12.2f\n", l.name.c_str(), 100 * l.utilisation,
+                  tl.makespan > 0 ? 100 * l.busy_seconds / tl.makespan : 0.0, l.bytes / 1e9,
+                  l.bandwidth_bytes_per_s / (1024.0 * 1024.0 * 1024.0));
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace simumax::tools

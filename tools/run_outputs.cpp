@@ -1,0 +1,49 @@
+#include "tools/run_outputs.hpp"
+
+#include "engine/common/error.hpp"
+#include "engine/report/memory_artifacts.hpp"
+#include "engine/report/trace_writer.hpp"
+
+namespace simumax::tools {
+
+void add_output_options(CLI::App& sub, OutputArgs& a) {
+  sub.add_flag("--trace", a.trace, "write trace.json: every task of the traced ranks (Chrome / Perfetto)");
+  sub.add_option("--trace-ranks", a.trace_ranks,
+                 "ranks in --trace and --memory: all, stages (one per pipeline stage) or a list like 0,8,16-23")
+      ->capture_default_str();
+  sub.add_option("--trace-max-mb", a.trace_max_mb, "refuse to write a trace estimated larger than this (MiB)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--trace-format", a.trace_format,
+                 "chrome: trace.json; simumax: SimuMax's tracing_logs.json layout")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"chrome", "simumax"}));
+  sub.add_flag("--memory", a.memory,
+               "write memory_timeline.json, memory_snapshot.json and memory_snapshot.pickle (PyTorch memory_viz)");
+}
+
+std::vector<std::string> write_outputs(const std::string& dir, const config::Scenario& s, const RunResult& r,
+                                       const OutputArgs& a) {
+  std::vector<std::string> written;
+  if (!a.trace && !a.memory) return written;
+  const report::RunView v{s, r.model, r.cost, r.graph, r.timeline, r.summary.granularity};
+  const std::vector<uint32_t> ranks = report::select_ranks(r.graph, r.timeline, a.trace_ranks);
+  if (a.memory) {
+    report::write_memory_artifacts(dir, v, ranks);
+    for (const char* f : {"memory_timeline.json", "memory_snapshot.json", "memory_snapshot.pickle"}) {
+      written.push_back(dir + "/" + f);
+    }
+  }
+  if (a.trace) {
+    report::TraceOptions o;
+    o.format = a.trace_format == "simumax" ? report::TraceFormat::kSimumax : report::TraceFormat::kChrome;
+    o.ranks = ranks;
+    o.max_mib = a.trace_max_mb;
+    const std::string path = dir + "/" + report::trace_file_name(o.format);
+    report::write_trace(path, v, o);
+    written.push_back(path);
+  }
+  return written;
+}
+
+}  // namespace simumax::tools

@@ -13,17 +13,19 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "log level on stderr: trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   std::vector<std::function<int()>> actions = {
-      simumax::tools::add_run(app), simumax::tools::add_validate(app), simumax::tools::add_platform(app),
-      simumax::tools::add_bench(app, argv[0])};
-  actions.push_back(simumax::tools::add_compare(app));
-  actions.push_back(simumax::tools::add_search(app, argv[0]));
+      simumax::tools::add_run(app),      simumax::tools::add_validate(app),         simumax::tools::add_search(app, argv[0]),
+      simumax::tools::add_compare(app),  simumax::tools::add_platform(app),         simumax::tools::add_bench(app, argv[0])};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::string what = e.what();
     if (what == "A subcommand is required" && argc > 1 && argv[1][0] != '-') {
-      what = std::string("unknown command '") + argv[1] + "'; commands: run, validate, platform, bench";
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      }
+      what = std::string("unknown command '") + argv[1] + "'; commands: " + names;
     }
     std::fprintf(stderr, "error: %s\nRun 'simumax-sim --help' for more information.\n", what.c_str());
     return 2;

@@ -5,13 +5,15 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 namespace simumax::config {
 
 struct ComputeOpConfig {
   double tflops = 0;                                   // decimal TFLOP/s peak
   double efficient_factor = 0;                         // fallback efficiency
-  std::map<std::string, double> accurate_efficient_factor;  // exact shape key -> efficiency
+  std::unordered_map<std::string, double> accurate_efficient_factor;  // exact shape key -> efficiency (hashed:
+                                                                     // looked up for every GEMM of every candidate)
 };
 
 struct BandwidthConfig {

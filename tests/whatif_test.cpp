@@ -116,5 +116,16 @@ TEST(WhatIf, BrokenPlatformOfEachTopologyIsAOneLineError) {
   }
 }
 
+TEST(WhatIf, PlatformCommandRefusesContradictoryOptions) {
+  const auto rail = run_cli({"platform", "platforms/b200_bf16.json", "--nodes", "4", "--topology", "rail", "--nic-per",
+                             "node"});
+  EXPECT_EQ(rail.exit_code, 2);
+  EXPECT_EQ(rail.err, "error: --topology rail needs one NIC per GPU (rail g joins NIC g of every node); drop --nic-per "
+                      "node\n");
+  const auto flat = run_cli({"platform", "platforms/b200_bf16.json", "--nodes", "4", "--oversubscription", "2"});
+  EXPECT_EQ(flat.exit_code, 2);
+  EXPECT_EQ(flat.err, "error: --oversubscription and --nodes-per-leaf need --topology fat-tree or rail\n");
+}
+
 }  // namespace
 }  // namespace simumax::tests

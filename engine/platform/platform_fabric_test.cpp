@@ -173,6 +173,14 @@ TEST(FabricCheck, AcceptedMutantsOfFabricsLoadInSimgrid) {
   }
 }
 
+// Found by the mutant test: SimGrid's parser rejects "--" inside a comment (XML forbids it).
+TEST(FabricCheck, DoubleDashInsideACommentIsRejected) {
+  const std::string xml = platform_xml(fabric(2, Topology::kFatTree, 2, 1));
+  const std::string bad = replace_once(xml, "<!-- node 1: job ranks 8..15 -->", "<!-- node 1 -- job ranks 8..15 --->");
+  EXPECT_EQ(check_error(bad, 16), "p.xml: line " + std::to_string(line_of(xml, "<!-- node 1: job ranks 8..15 -->")) +
+                                      ": <!--: \"--\" inside a comment (XML allows it only in the closing -->)");
+}
+
 // ---- the <cluster> tag ----
 
 std::string cluster_platform(const std::string& cluster) {

@@ -91,9 +91,9 @@ class Convention {
       auto hops = m_.zone_hops.find(z);
       if (hops == m_.zone_hops.end()) continue;
       for (int next : hops->second) {
-        if (!seen[static_cast<size_t>(next)] && (seen[static_cast<size_t>(next)] = true) && multi_hop) {
-          frontier.push_back(next);
-        }
+        if (seen[static_cast<size_t>(next)]) continue;
+        seen[static_cast<size_t>(next)] = true;
+        if (multi_hop) frontier.push_back(next);
       }
     }
     return reach_.emplace(from, std::move(seen)).first->second;

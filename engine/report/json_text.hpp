@@ -119,7 +119,13 @@ class TextBuffer {
   void commit(const char* end) { used_ = static_cast<size_t>(end - text_.data()); }
   void append(std::string_view s) { commit(put(reserve(s.size()), s)); }
   std::string_view view() const { return {text_.data(), used_}; }
+  size_t size() const { return used_; }
   void clear() { used_ = 0; }
+  void truncate(size_t n) { used_ = std::min(used_, n); }
+  // Takes back `tail` when the text ends with it (a separator after the last record).
+  void drop_tail(std::string_view tail) {
+    if (view().ends_with(tail)) used_ -= tail.size();
+  }
 
  private:
   std::string text_;

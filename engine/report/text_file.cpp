@@ -10,8 +10,6 @@ namespace simumax::report {
 
 TextFile::TextFile(const std::string& path) : path_(path), f_(std::fopen(path.c_str(), "wb")) {
   if (!f_) throw common::UsageError("cannot write " + path + ": " + std::strerror(errno));
-  buf_.resize(2 * kBlockBytes);
-  back_.resize(2 * kBlockBytes);
   writer_ = std::thread([this] { writer_loop(); });
 }
 
@@ -28,60 +26,69 @@ TextFile::~TextFile() {
 void TextFile::writer_loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    cv_.wait(lock, [&] { return pending_ || stop_; });
-    if (!pending_) return;
+    cv_.wait(lock, [&] { return !queue_.empty() || stop_; });
+    if (queue_.empty()) return;
+    TextBuffer b = std::move(queue_.front());
+    queue_.pop_front();
+    writing_ = true;
+    const bool failed = !error_.empty();  // after a failed write, the rest is dropped
     lock.unlock();
-    const bool ok = std::fwrite(back_.data(), 1, back_used_, f_) == back_used_;
+    const std::string_view text = b.view();
+    const bool ok = failed || std::fwrite(text.data(), 1, text.size(), f_) == text.size();
     const std::string why = ok ? "" : std::strerror(errno);
     lock.lock();
     if (!ok && error_.empty()) error_ = why;
-    pending_ = false;
+    writing_ = false;
+    b.clear();
+    spare_.push_back(std::move(b));
     cv_.notify_all();
   }
 }
 
-void TextFile::wait_idle(std::unique_lock<std::mutex>& lock) {
-  cv_.wait(lock, [&] { return !pending_; });
-  if (!error_.empty()) throw common::UsageError("cannot write " + path_ + ": " + error_);
-}
-
-void TextFile::hand_off(size_t keep) {
-  if (used_ <= keep) return;
+void TextFile::enqueue(TextBuffer&& b) {
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    wait_idle(lock);
-    std::swap(buf_, back_);
-    back_used_ = used_ - keep;
-    if (buf_.size() < keep) buf_.resize(2 * kBlockBytes);
-    std::memcpy(buf_.data(), back_.data() + back_used_, keep);
-    used_ = keep;
-    pending_ = true;
+    cv_.wait(lock, [&] { return queue_.size() < kMaxQueued || !error_.empty(); });
+    if (!error_.empty()) throw common::UsageError("cannot write " + path_ + ": " + error_);
+    queue_.push_back(std::move(b));
   }
   cv_.notify_all();
 }
 
-void TextFile::make_room(size_t n) {
-  if (used_ >= kBlockBytes) hand_off(kKeepBytes);
-  if (used_ + n > buf_.size()) buf_.resize(used_ + n + kBlockBytes);
+TextBuffer TextFile::spare() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (spare_.empty()) return TextBuffer();
+  TextBuffer b = std::move(spare_.back());
+  spare_.pop_back();
+  return b;
 }
 
-void TextFile::drop_tail(std::string_view tail) {
-  if (used_ >= tail.size() && std::string_view(buf_.data() + used_ - tail.size(), tail.size()) == tail) {
-    used_ -= tail.size();
-  }
+void TextFile::hand_off_current(size_t keep) {
+  if (cur_.size() <= keep) return;
+  TextBuffer next = spare();
+  next.append(cur_.view().substr(cur_.size() - keep));
+  cur_.truncate(cur_.size() - keep);
+  enqueue(std::move(cur_));
+  cur_ = std::move(next);
+}
+
+void TextFile::append_block(TextBuffer&& b) {
+  hand_off_current(0);
+  enqueue(std::move(b));
 }
 
 void TextFile::close() {
-  hand_off(0);
+  hand_off_current(0);
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    wait_idle(lock);
+    cv_.wait(lock, [&] { return (queue_.empty() && !writing_) || !error_.empty(); });
     stop_ = true;
   }
   cv_.notify_all();
   writer_.join();
   const int rc = std::fclose(f_);
   f_ = nullptr;
+  if (!error_.empty()) throw common::UsageError("cannot write " + path_ + ": " + error_);
   if (rc != 0) throw common::UsageError("cannot write " + path_ + ": " + std::strerror(errno));
 }
 
@@ -93,22 +100,13 @@ struct Ordered {
   explicit Ordered(size_t n) : done(n), ready(n, 0), count(n) {}
   std::vector<TextBuffer> done;
   std::vector<char> ready;
-  std::vector<TextBuffer> pool;  // appended buffers, reused so their memory is touched only once
   size_t count, next = 0, appended = 0;
   std::exception_ptr failed;
   std::mutex mutex;
   std::condition_variable cv;
 
-  void run(size_t i, const std::function<void(size_t, TextBuffer&)>& format) {
-    TextBuffer b;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!pool.empty()) {
-        b = std::move(pool.back());
-        pool.pop_back();
-      }
-    }
-    b.clear();
+  void run(size_t i, TextFile& out, const std::function<void(size_t, TextBuffer&)>& format) {
+    TextBuffer b = out.spare();
     format(i, b);
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -127,7 +125,7 @@ struct Ordered {
   }
 };
 
-void helper_loop(Ordered& o, const std::function<void(size_t, TextBuffer&)>& format) {
+void helper_loop(Ordered& o, TextFile& out, const std::function<void(size_t, TextBuffer&)>& format) {
   try {
     while (true) {
       size_t i = 0;
@@ -137,7 +135,7 @@ void helper_loop(Ordered& o, const std::function<void(size_t, TextBuffer&)>& for
         if (o.next >= o.count) return;
         i = o.next++;
       }
-      o.run(i, format);
+      o.run(i, out, format);
     }
   } catch (...) {
     o.fail(std::current_exception());
@@ -158,12 +156,11 @@ void append_piece(TextFile& out, Ordered& o, size_t w, const std::function<void(
         o.cv.wait(lock);
       }
     }
-    if (mine < o.count) o.run(mine, format);
+    if (mine < o.count) o.run(mine, out, format);
   }
-  out.append(o.done[w].view());  // piece w is the caller's alone once ready
+  out.append_block(std::move(o.done[w]));  // piece w is the caller's alone once ready
   {
     std::lock_guard<std::mutex> lock(o.mutex);
-    o.pool.push_back(std::move(o.done[w]));
     o.appended = w + 1;
   }
   o.cv.notify_all();
@@ -173,7 +170,7 @@ void append_piece(TextFile& out, Ordered& o, size_t w, const std::function<void(
 
 void append_in_order(TextFile& out, size_t count, const std::function<void(size_t, TextBuffer&)>& format) {
   Ordered o(count);
-  std::thread helper([&] { helper_loop(o, format); });
+  std::thread helper([&] { helper_loop(o, out, format); });
   try {
     for (size_t w = 0; w < count; ++w) append_piece(out, o, w, format);
   } catch (...) {

@@ -1,9 +1,10 @@
 // A text file written in large blocks by a background thread, so that formatting the next block overlaps the
-// kernel's copy of the last one (a trace of every rank of a 512-GPU step is ~250 MB).
+// kernel's copy of the last one (a trace of every rank of a 512-GPU step is ~210 MB).
 #pragma once
 
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -16,7 +17,7 @@
 namespace simumax::report {
 
 // Throws common::UsageError when the file cannot be created or written (a bad output folder is the user's
-// to fix): from the constructor, or from reserve() / close() once the writer thread has failed.
+// to fix): from the constructor, or from a later call once the writer thread has failed.
 class TextFile {
  public:
   explicit TextFile(const std::string& path);
@@ -26,33 +27,36 @@ class TextFile {
 
   // Room for at least n bytes at the end of the text: write through the cursor, then commit() its end.
   char* reserve(size_t n) {
-    if (used_ + n > buf_.size()) make_room(n);
-    return buf_.data() + used_;
+    if (cur_.size() >= kBlockBytes) hand_off_current(kKeepBytes);
+    return cur_.reserve(n);
   }
-  void commit(const char* end) { used_ = static_cast<size_t>(end - buf_.data()); }
+  void commit(const char* end) { cur_.commit(end); }
   void append(std::string_view s) { commit(put(reserve(s.size()), s)); }
-  // Takes back `tail` when the text so far ends with it (a separator after the last record). The last bytes
-  // are only handed to the writer by close(), so this works for any tail of up to 16 bytes.
-  void drop_tail(std::string_view tail);
+  // Appends a whole block without copying it: the writer thread writes `b` itself.
+  void append_block(TextBuffer&& b);
+  // An empty buffer to format the next block into (one the writer is done with, so its memory is reused).
+  TextBuffer spare();
+  // Takes back `tail` when the text so far ends with it (a separator after the last record). Text appended
+  // with append() keeps its last 16 bytes until close(), so this works for a short tail after append().
+  void drop_tail(std::string_view tail) { cur_.drop_tail(tail); }
   void close();  // writes the rest, waits for the writer and closes the file; reports write errors
 
  private:
   static constexpr size_t kBlockBytes = 8u << 20;
   static constexpr size_t kKeepBytes = 16;
-  void make_room(size_t n);
-  void hand_off(size_t keep);  // gives all but the last `keep` bytes to the writer thread
-  void wait_idle(std::unique_lock<std::mutex>& lock);
+  static constexpr size_t kMaxQueued = 4;  // blocks waiting for the writer; bounds the memory held
+  void hand_off_current(size_t keep);
+  void enqueue(TextBuffer&& b);
   void writer_loop();
 
   std::string path_;
   std::FILE* f_ = nullptr;
-  std::vector<char> buf_;   // being filled
-  size_t used_ = 0;
-  std::vector<char> back_;  // being written by the thread
-  size_t back_used_ = 0;
-  bool pending_ = false;    // back_ holds a block not yet written
+  TextBuffer cur_;                // small appends
+  std::deque<TextBuffer> queue_;  // blocks for the writer, in file order
+  bool writing_ = false;          // the writer holds a block outside the queue
+  std::vector<TextBuffer> spare_;
   bool stop_ = false;
-  std::string error_;       // the writer's failure, reported by the filling side
+  std::string error_;             // the writer's failure, reported by the filling side
   std::mutex mutex_;
   std::condition_variable cv_;
   std::thread writer_;

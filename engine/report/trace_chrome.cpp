@@ -219,8 +219,10 @@ void write_chrome(const std::string& path, const RunView& v, const TracePlan& p)
   const Fixed f = make_fixed(v);
   TextFile out(path);
   out.append("{\"traceEvents\":[\n");
-  append_in_order(out, p.ranks.size(), [&](size_t i, TextBuffer& b) { write_rank(b, v, p, f, i); });
-  out.drop_tail(",\n");  // every event ends with ",\n"; JSON allows no trailing comma
+  append_in_order(out, p.ranks.size(), [&](size_t i, TextBuffer& b) {
+    write_rank(b, v, p, f, i);
+    if (i + 1 == p.ranks.size()) b.drop_tail(",\n");  // every event ends with ",\n"; JSON allows no trailing comma
+  });
   out.append(other_data(v, p));
   out.close();
 }

@@ -12,6 +12,20 @@ for s in scenarios/whatif/llama3_70b_tp8_pp2_dp8_*.json; do
   name=$(basename "$s" .json)
   "$sim" run "$s" -q --executor sim --ranks all -o "$out/$name"
 done
+# NVLink halved where TP feels it: in the system config (TP collectives are priced there), with the NVLink-
+# halved platform. A copy of the system and of the scenario, made here rather than shipped.
+python3 - "$out" <<'PY'
+import json, os, sys
+out = os.path.abspath(sys.argv[1])
+system = json.load(open("platforms/b200_bf16.json"))
+system["networks"]["high_intra_node"]["bandwidth"]["gbps"] /= 2
+json.dump(system, open(os.path.join(out, "b200_nvlink_half.json"), "w"))
+s = json.load(open("scenarios/whatif/llama3_70b_tp8_pp2_dp8_nvlink_half.json"))
+s.update(name="nvlink_half_in_system", model=os.path.abspath("models/llama3-70b.json"),
+         system=os.path.join(out, "b200_nvlink_half.json"), platform=os.path.abspath("scenarios/whatif/nvlink_half.xml"))
+json.dump(s, open(os.path.join(out, "nvlink_half_in_system.json"), "w"))
+PY
+"$sim" run "$out/nvlink_half_in_system.json" -q --executor sim --ranks all -o "$out/llama3_70b_tp8_pp2_dp8_nvlink_half_in_system"
 python3 - "$out" <<'PY'
 import json, os, sys
 out = sys.argv[1]

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/common/edit_distance.hpp"
 #include "engine/common/error.hpp"
 #include "engine/common/logging.hpp"
 
@@ -36,23 +37,6 @@ std::string parse_error_message(const std::string& text, const Json::parse_error
   const std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
   return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(end - line_start + 1) + ": " +
          detail;
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      const bool same =
-          std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
 }
 
 std::string quoted_list(const std::vector<std::string>& names) {
@@ -129,7 +113,7 @@ std::string name_suggestion(const std::string& name, const std::vector<std::stri
   const std::string* best = nullptr;
   size_t best_distance = limit + 1;
   for (const auto& c : candidates) {
-    const size_t d = edit_distance(name, c);
+    const size_t d = common::edit_distance(name, c, /*ignore_case=*/true);
     if (d < best_distance) {
       best_distance = d;
       best = &c;

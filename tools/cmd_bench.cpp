@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/config/validation_case.hpp"
 #include "engine/executor/fast_executor.hpp"
 #include "engine/search/search_bench.hpp"
 #include "engine/simulate.hpp"
@@ -26,6 +27,7 @@ struct BenchArgs {
   std::string scenario = "scenarios/default.json";
   std::string big_scenario = "scenarios/bench/llama3_70b_512gpu_tp8_pp4_dp16.json";
   std::string fabric_scenario = "scenarios/bench/llama3_70b_4096gpu_tp8_pp8_dp64.json";
+  std::string grid = "../shared/reference/simumax_grid.jsonl";
   int repeats = 5;
 };
 
@@ -59,6 +61,28 @@ void report(const char* what, double value, const char* unit, double target) {
   std::printf("%-58s %10.3f %-3s target <= %-8g ratio %.3f\n", what, value, unit, target, value / target);
 }
 
+// The fast evaluation of the grid line with the most pipeline work (stages x micro-batches x chunks).
+void bench_largest_grid_line(const std::string& grid, std::vector<double>& scratch) {
+  const auto lines = config::load_grid(grid, std::filesystem::path(grid).parent_path().parent_path().string());
+  const auto work = [](const config::GridCase& g) {
+    const auto& st = g.scenario.strategy;
+    return st.pp_size * st.micro_batch_num * st.interleaving_size;
+  };
+  const auto& big = *std::max_element(lines.begin(), lines.end(),
+                                      [&](const auto& x, const auto& y) { return work(x) < work(y); });
+  graph::LoweringOptions lo;
+  lo.granularity = graph::Granularity::kChunk;
+  const int evals = 200;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < evals; ++i) {
+    const auto m = model::build_step_model(big.scenario);
+    const auto g = graph::lower_step(big.scenario, m, cost::cost_step(big.scenario, m), lo);
+    executor::makespan_fast(g, scratch);
+  }
+  report("fast evaluation of the largest grid line", seconds_since(t0) / evals * 1e3, "ms", 1);
+  std::printf("  (%s)\n", big.id.c_str());
+}
+
 int do_bench(const BenchArgs& a) {
   const std::string out = (std::filesystem::temp_directory_path() / "simumax-bench").string();
   // 1. A whole process: start, read configs, simulate, write the summary, exit.
@@ -83,6 +107,7 @@ int do_bench(const BenchArgs& a) {
   }
   const double per_eval = seconds_since(t0) / evals;
   report("one fast evaluation in-process (chunk tasks)", per_eval * 1e6, "us", 100);
+  if (!a.grid.empty() && std::filesystem::exists(a.grid)) bench_largest_grid_line(a.grid, scratch);
   std::printf("%-58s %10.0f /s\n", "  fast evaluations per second per core", 1.0 / per_eval);
   std::fputs(search::bench_search_line(s).c_str(), stdout);
   // 3. Every rank of a 512-GPU step on SimGrid, in its own process.
@@ -103,6 +128,8 @@ std::function<int()> add_bench(CLI::App& app, const char* argv0) {
   sub->add_option("--scenario", args->scenario, "scenario for the process and fast timings")->capture_default_str();
   sub->add_option("--big-scenario", args->big_scenario, "scenario for the 512-GPU sim timing")->capture_default_str();
   sub->add_option("--fabric-scenario", args->fabric_scenario, "scenario for the 4,096-GPU rail fat-tree sim")
+      ->capture_default_str();
+  sub->add_option("--grid", args->grid, "SimuMax grid for the largest-line timing (skipped if absent)")
       ->capture_default_str();
   sub->add_option("--repeats", args->repeats, "process runs (the best is reported)")->capture_default_str()->check(CLI::Range(1, 100));
   return [sub, args]() { return sub->parsed() ? do_bench(*args) : -1; };

@@ -217,6 +217,17 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
   }
 }
 
+void StageEmitter::coarse(const std::vector<uint32_t>& lanes, Task t, double seconds, uint32_t name, OpRef ref,
+                          const model::MemSpan& mem, std::pair<int64_t, int64_t> params) {
+  t.seconds = seconds * ratio_;
+  t.name = name;
+  t.op_ref = b_.op_ref(ref);
+  t.mem_peak_bytes = mem.peak;
+  t.mem_delta_bytes = mem.delta;
+  compute(lanes, t);
+  note_params(lanes, t.pass == Pass::kForward, t.microbatch, params.first, params.second);
+}
+
 void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
   const int ci = m_.compute_chunks[stage][vchunk];
   const int layer0 = m_.first_layer[stage][vchunk];
@@ -228,13 +239,8 @@ void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb
   base.microbatch = mb;
   base.chunk = vchunk;
   if (options_.granularity == Granularity::kChunk) {
-    base.seconds = cc.fwd_seconds * ratio_;
-    base.name = fwd_name_[0];
-    base.op_ref = b_.op_ref({ci});
-    base.mem_peak_bytes = chunk_mem_[ci].fwd.peak;
-    base.mem_delta_bytes = chunk_mem_[ci].fwd.delta;
-    compute(lanes, base);
-    note_params(lanes, true, mb, chunk.params.dense_numel, chunk.params.moe_numel);
+    coarse(lanes, base, cc.fwd_seconds, fwd_name_[0], OpRef{ci}, chunk_mem_[ci].fwd,
+           {chunk.params.dense_numel, chunk.params.moe_numel});
     return;
   }
   for (size_t k = 0; k < chunk.blocks.size(); ++k) {
@@ -243,13 +249,8 @@ void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb
       Task t = base;
       t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + i;
       if (options_.granularity == Granularity::kLayer) {
-        t.seconds = cc.blocks[k].fwd_seconds * ratio_;
-        t.name = fwd_name_[1 + block_index(blk.kind)];
-        t.op_ref = b_.op_ref({ci, static_cast<int32_t>(k)});
-        t.mem_peak_bytes = block_mem_[ci][k].fwd.peak;
-        t.mem_delta_bytes = block_mem_[ci][k].fwd.delta;
-        compute(lanes, t);
-        note_params(lanes, true, mb, block_params_[ci][k].first, block_params_[ci][k].second);
+        coarse(lanes, t, cc.blocks[k].fwd_seconds, fwd_name_[1 + block_index(blk.kind)],
+               OpRef{ci, static_cast<int32_t>(k)}, block_mem_[ci][k].fwd, block_params_[ci][k]);
         continue;
       }
       for (const auto& step : programs_[ci][k].forward) {
@@ -270,13 +271,8 @@ void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int m
   base.microbatch = mb;
   base.chunk = vchunk;
   if (options_.granularity == Granularity::kChunk) {
-    base.seconds = cc.bwd_seconds * ratio_;
-    base.name = bwd_name_[0];
-    base.op_ref = b_.op_ref({ci});
-    base.mem_peak_bytes = chunk_mem_[ci].bwd.peak;
-    base.mem_delta_bytes = chunk_mem_[ci].bwd.delta;
-    compute(lanes, base);
-    note_params(lanes, false, mb, chunk.params.dense_numel, chunk.params.moe_numel);
+    coarse(lanes, base, cc.bwd_seconds, bwd_name_[0], OpRef{ci}, chunk_mem_[ci].bwd,
+           {chunk.params.dense_numel, chunk.params.moe_numel});
     return;
   }
   for (size_t k = chunk.blocks.size(); k-- > 0;) {
@@ -285,13 +281,8 @@ void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int m
       Task t = base;
       t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + i;
       if (options_.granularity == Granularity::kLayer) {
-        t.seconds = cc.blocks[k].bwd_seconds * ratio_;
-        t.name = bwd_name_[1 + block_index(blk.kind)];
-        t.op_ref = b_.op_ref({ci, static_cast<int32_t>(k)});
-        t.mem_peak_bytes = block_mem_[ci][k].bwd.peak;
-        t.mem_delta_bytes = block_mem_[ci][k].bwd.delta;
-        compute(lanes, t);
-        note_params(lanes, false, mb, block_params_[ci][k].first, block_params_[ci][k].second);
+        coarse(lanes, t, cc.blocks[k].bwd_seconds, bwd_name_[1 + block_index(blk.kind)],
+               OpRef{ci, static_cast<int32_t>(k)}, block_mem_[ci][k].bwd, block_params_[ci][k]);
         continue;
       }
       // Each recompute segment is replayed right before its own backward (Megatron's checkpointed regions).

@@ -38,6 +38,9 @@ class StageEmitter {
     model::MemSpan fwd, bwd;
   };
   void compute(const std::vector<uint32_t>& lanes, Task t);
+  // A chunk- or layer-sized task on each lane, with its memory span and the parameters it touches.
+  void coarse(const std::vector<uint32_t>& lanes, Task t, double seconds, uint32_t name, OpRef ref,
+              const model::MemSpan& mem, std::pair<int64_t, int64_t> params);
   void append_compute(const std::vector<uint32_t>& lanes, Task t);
   bool overlapped_tp(const cost::CommCost& cc) const;
   void comm(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t);

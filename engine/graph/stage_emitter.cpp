@@ -228,16 +228,21 @@ void StageEmitter::coarse(const std::vector<uint32_t>& lanes, Task t, double sec
   note_params(lanes, t.pass == Pass::kForward, t.microbatch, params.first, params.second);
 }
 
+Task StageEmitter::compute_task(Pass pass, int mb, int vchunk) {
+  Task t;
+  t.kind = TaskKind::kCompute;
+  t.pass = pass;
+  t.microbatch = mb;
+  t.chunk = vchunk;
+  return t;
+}
+
 void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
   const int ci = m_.compute_chunks[stage][vchunk];
   const int layer0 = m_.first_layer[stage][vchunk];
   const auto& chunk = m_.chunks[ci];
   const auto& cc = c_.chunks[ci];
-  Task base;
-  base.kind = TaskKind::kCompute;
-  base.pass = Pass::kForward;
-  base.microbatch = mb;
-  base.chunk = vchunk;
+  Task base = compute_task(Pass::kForward, mb, vchunk);
   if (options_.granularity == Granularity::kChunk) {
     coarse(lanes, base, cc.fwd_seconds, fwd_name_[0], OpRef{ci}, chunk_mem_[ci].fwd,
            {chunk.params.dense_numel, chunk.params.moe_numel});
@@ -265,11 +270,7 @@ void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int m
   const int layer0 = m_.first_layer[stage][vchunk];
   const auto& chunk = m_.chunks[ci];
   const auto& cc = c_.chunks[ci];
-  Task base;
-  base.kind = TaskKind::kCompute;
-  base.pass = Pass::kBackward;
-  base.microbatch = mb;
-  base.chunk = vchunk;
+  Task base = compute_task(Pass::kBackward, mb, vchunk);
   if (options_.granularity == Granularity::kChunk) {
     coarse(lanes, base, cc.bwd_seconds, bwd_name_[0], OpRef{ci}, chunk_mem_[ci].bwd,
            {chunk.params.dense_numel, chunk.params.moe_numel});

@@ -37,6 +37,7 @@ class StageEmitter {
   struct BlockMem {
     model::MemSpan fwd, bwd;
   };
+  static Task compute_task(Pass pass, int mb, int vchunk);
   void compute(const std::vector<uint32_t>& lanes, Task t);
   // A chunk- or layer-sized task on each lane, with its memory span and the parameters it touches.
   void coarse(const std::vector<uint32_t>& lanes, Task t, double seconds, uint32_t name, OpRef ref,

@@ -6,13 +6,6 @@ namespace simumax::model {
 
 namespace {
 
-std::string gemm_key(int64_t b, int64_t m, int64_t k, int64_t n, const char* layout, bool accumulate,
-                     const char* out_dtype) {
-  return "b=" + std::to_string(b) + ", m=" + std::to_string(m) + ", k=" + std::to_string(k) +
-         ", n=" + std::to_string(n) + ", layout=" + layout + ", accumulate=" + (accumulate ? "True" : "False") +
-         ", out_dtype=" + out_dtype;
-}
-
 PassWork memory_work(const char* op, double bytes) {
   PassWork w;
   w.compute_op = op;
@@ -35,6 +28,17 @@ OpBuilder::OpBuilder(const config::Scenario& s, int64_t padded_vocab)
       e_(s.strategy.element_bytes()),
       tp_(s.strategy.tp_size),
       sp_(s.strategy.enable_sequence_parallel) {}
+
+std::array<std::string, kNumPasses> OpBuilder::linear_keys(int64_t b, int64_t m, int64_t k, int64_t n) const {
+  auto key = [](int64_t bb, int64_t mm, int64_t kk, int64_t nn, const char* layout, bool accumulate,
+                const char* out_dtype) {
+    return "b=" + std::to_string(bb) + ", m=" + std::to_string(mm) + ", k=" + std::to_string(kk) +
+           ", n=" + std::to_string(nn) + ", layout=" + layout + ", accumulate=" + (accumulate ? "True" : "False") +
+           ", out_dtype=" + out_dtype;
+  };
+  return {key(b, m, k, n, "TN", false, "bf16"), key(b, m, n, k, "NN", false, "bf16"),
+          key(1, n, b * m, k, "NT", true, st_.grad_reduce_in_bf16 ? "bf16" : "fp32")};
+}
 
 PassWork OpBuilder::linear_work(int64_t flops, const std::string& key, double bytes) const {
   PassWork w;
@@ -93,13 +97,13 @@ int64_t OpBuilder::linear_col(std::vector<Op>& out, const std::string& name, int
   const double wb = static_cast<double>(k * n * a), ib = static_cast<double>(b * m * k * a),
                ob = static_cast<double>(b * m * n * e_);
   const double mg = st_.use_fused_grad_accumulation ? static_cast<double>(k * n * 4) : 0.0;
-  const char* gd = st_.grad_reduce_in_bf16 ? "bf16" : "fp32";
+  const auto keys = linear_keys(b, m, k, n);
   Op op;
   op.name = name;
   op.type = OpType::kLinearCol;
-  op.work[0] = linear_work(flops, gemm_key(b, m, k, n, "TN", false, "bf16"), ib + wb + ob);
-  op.work[1] = linear_work(flops, gemm_key(b, m, n, k, "NN", false, "bf16"), wb + ob + ib);
-  op.work[2] = linear_work(flops, gemm_key(1, n, b * m, k, "NT", true, gd), ob + ib + wb + mg);
+  op.work[0] = linear_work(flops, keys[0], ib + wb + ob);
+  op.work[1] = linear_work(flops, keys[1], wb + ob + ib);
+  op.work[2] = linear_work(flops, keys[2], ob + ib + wb + mg);
   if (tp_ > 1) {
     const double c = static_cast<double>(b * m * k * e_);
     if (sp_) {
@@ -135,14 +139,14 @@ int64_t OpBuilder::linear_row(std::vector<Op>& out, const std::string& name, int
   const double wb = static_cast<double>(k * n * a), ib = static_cast<double>(b * m * k * a),
                ob = static_cast<double>(b * mo * n * e_);
   const double mg = st_.use_fused_grad_accumulation ? static_cast<double>(k * n * 4) : 0.0;
-  const char* gd = st_.grad_reduce_in_bf16 ? "bf16" : "fp32";
+  const auto keys = linear_keys(b, m, k, n);
   Op op;
   op.name = name;
   op.type = OpType::kLinearRow;
-  op.work[0] = linear_work(flops, gemm_key(b, m, k, n, "TN", false, "bf16"), ib + wb + ob);
-  op.work[1] = linear_work(flops, gemm_key(b, m, n, k, "NN", false, "bf16"), wb + ob + ib);
+  op.work[0] = linear_work(flops, keys[0], ib + wb + ob);
+  op.work[1] = linear_work(flops, keys[1], wb + ob + ib);
   // SimuMax's row-parallel wgrad bytes have no weight term (kept for parity; see docs/simumax-differences.md).
-  op.work[2] = linear_work(flops, gemm_key(1, n, b * m, k, "NT", true, gd), ob + ib + mg);
+  op.work[2] = linear_work(flops, keys[2], ob + ib + mg);
   if (tp_ > 1) {
     const double c = static_cast<double>(b * mo * n * e_);
     if (sp_) {

@@ -1,6 +1,7 @@
 // Builds SimuMax's leaf ops (work, communication, memory facts, parameters) for one micro-batch on one rank.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -58,6 +59,8 @@ class OpBuilder {
                  const MlpRecompute& mf) const;
   void cross_entropy(std::vector<Op>& out, int64_t m, int64_t v_local) const;
   void set_recompute(Op& op, Rec rec, bool comm_too) const;
+  // SimuMax's GEMM shape keys of a linear with input [b, m, k] and n outputs: forward, grad-input, grad-weight.
+  std::array<std::string, kNumPasses> linear_keys(int64_t b, int64_t m, int64_t k, int64_t n) const;
   PassWork linear_work(int64_t flops, const std::string& key, double bytes) const;
   void add_te_dummy(Op& op, int64_t rows, int64_t cols) const;
 

@@ -64,12 +64,7 @@ void OpBuilder::router(std::vector<Op>& out, int64_t s_local, const MlpRecompute
   const double smx = static_cast<double>(b * s_local * ex * e_ * ((sp_ && tp_ > 1) ? tp_ : 1));
   const int64_t flops = 2 * x * ex;
   const int64_t key_m = sp_ ? s_local * tp_ : s_local;  // SimuMax's key uses the gathered rows, FLOPs do not
-  const char* gd = st_.grad_reduce_in_bf16 ? "bf16" : "fp32";
-  auto key = [&](int64_t bb, int64_t mm, int64_t kk, int64_t nn, const char* layout, bool acc, const char* od) {
-    return "b=" + std::to_string(bb) + ", m=" + std::to_string(mm) + ", k=" + std::to_string(kk) +
-           ", n=" + std::to_string(nn) + ", layout=" + layout + ", accumulate=" + (acc ? "True" : "False") +
-           ", out_dtype=" + od;
-  };
+  const auto keys = linear_keys(b, key_m, hsz, ex);
   Op op;
   op.name = "mlp.router";
   op.type = OpType::kRouter;
@@ -77,9 +72,7 @@ void OpBuilder::router(std::vector<Op>& out, int64_t s_local, const MlpRecompute
     op.work[p].compute_op = "matmul";  // the router stays in bf16 under fp8
     op.work[p].flops = static_cast<double>(flops);
   }
-  op.work[0].shape_key = key(b, key_m, hsz, ex, "TN", false, "bf16");
-  op.work[1].shape_key = key(b, key_m, ex, hsz, "NN", false, "bf16");
-  op.work[2].shape_key = key(1, ex, b * key_m, hsz, "NT", true, gd);
+  for (int p = 0; p < kNumPasses; ++p) op.work[p].shape_key = keys[p];
   op.work[0].mem_bytes = {lin + 2 * smx};
   op.work[1].mem_bytes = {lin + 3 * smx};
   op.work[2].mem_bytes = {lin};

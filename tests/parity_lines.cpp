@@ -42,9 +42,6 @@ std::string time_difference_reason(const config::GridCase& gc) {
 std::string memory_difference_reason(const config::GridCase& gc) {
   const auto& st = gc.scenario.strategy;
   if (st.micro_batch_num < st.pp_size) return "mbc < pp: phantom in-flight micro-batches (difference 1)";
-  // Known gap, not a deliberate difference: MLA with sdp_only recompute on a stage holding a dense layer
-  // (docs/simumax-differences.md, "Known gaps").
-  if (gc.id == "g153_recompute_deepseekv2_L4_a100_tp1ep4pp2w8_mbs1mbc8") return "known gap: MLA sdp_only";
   return "";
 }
 

@@ -6,11 +6,25 @@ namespace simumax::model {
 
 namespace {
 
-std::vector<bool> segment_starts(const std::vector<Op>& ops) {
-  std::vector<bool> first(ops.size(), false);
-  for (size_t i = 0; i < ops.size(); ++i) {
+// SimuMax's FIRST status (LLMModel.set_first_last_recompute_status, then set_breakpoints): the op opens a
+// recompute segment and holds its inputs through the forward. A recomputed op following one that is not is FIRST
+// only if the next op is recomputed too: a lone one is overwritten LAST, holds nothing and has its cache
+// re-created by the replay. A break point is LAST; the op after it is FIRST; so is the layer's first op. The op
+// after a block's last one is taken as not recomputed: no layer ends with a lone recomputed op.
+std::vector<bool> segment_firsts(const std::vector<Op>& ops) {
+  const size_t n = ops.size();
+  auto rec = [&](size_t j) { return j < n && ops[j].recompute; };
+  std::vector<bool> first(n, false);
+  for (size_t i = 0; i < n; ++i) {
     if (!ops[i].recompute) continue;
-    first[i] = i == 0 || !ops[i - 1].recompute || ops[i - 1].break_point;
+    const bool after_break = i > 0 && rec(i - 1) && ops[i - 1].break_point;
+    const bool after_plain = i > 0 && !rec(i - 1);
+    if (ops[i].recompute_lead_in) {
+      // The lead-in leaves are never break points and never alone (this op follows them).
+      first[i] = i == 0 || after_break || after_plain;
+    } else {
+      first[i] = i == 0 || (!ops[i].break_point && (after_break || (after_plain && rec(i + 1))));
+    }
   }
   return first;
 }
@@ -18,16 +32,25 @@ std::vector<bool> segment_starts(const std::vector<Op>& ops) {
 // What op i keeps live from its forward until its backward.
 int64_t held_in_forward(const Op& op, bool first) {
   if (!op.recompute) return op.act_cache;
-  return first && !op.offload_inputs && !op.cached_inputs ? op.act_in_bytes : 0;
+  if (!first) return 0;
+  return op.offload_inputs && !op.recompute_lead_in ? 0 : op.act_in_bytes;
+}
+
+// What the replay re-creates for op j: its cache, unless it opened the segment holding its own inputs.
+int64_t replayed(const Op& op, bool first) {
+  return first && !op.recompute_lead_in ? 0 : op.act_cache;
 }
 
 }  // namespace
 
 BlockProgram block_program(const std::vector<Op>& ops) {
   BlockProgram p;
-  const std::vector<bool> first = segment_starts(ops);
+  const std::vector<bool> first = segment_firsts(ops);
   for (size_t i = 0; i < ops.size(); ++i) {
-    p.forward.push_back({static_cast<int>(i), StepKind::kForward, ops[i].act_fwd_peak, held_in_forward(ops[i], first[i])});
+    const int64_t held = held_in_forward(ops[i], first[i]);
+    // Lead-in leaves take their hold before the op runs; an op's own hold comes after its forward.
+    const int64_t before = ops[i].recompute_lead_in ? held : 0;
+    p.forward.push_back({static_cast<int>(i), StepKind::kForward, before + ops[i].act_fwd_peak, held});
   }
   int i = static_cast<int>(ops.size()) - 1;
   while (i >= 0) {
@@ -36,14 +59,14 @@ BlockProgram block_program(const std::vector<Op>& ops) {
       --i;
       continue;
     }
+    // The segment [start, i]: back to its FIRST op, or to the start of the recomputed run when it has none.
     int start = i;
-    while (!first[start]) --start;  // the segment [start, i]
+    while (!first[start] && start > 0 && ops[start - 1].recompute) --start;
     for (int j = start; j <= i; ++j) {
-      // The replay re-creates every cache of the segment except the FIRST op's, whose input is held.
-      p.backward.push_back({j, StepKind::kRecompute, ops[j].act_fwd_peak, j == start ? 0 : ops[j].act_cache});
+      p.backward.push_back({j, StepKind::kRecompute, ops[j].act_fwd_peak, replayed(ops[j], first[j])});
     }
     for (int j = i; j >= start; --j) {
-      const int64_t held = j == start ? held_in_forward(ops[j], true) : ops[j].act_cache;
+      const int64_t held = held_in_forward(ops[j], first[j]) + replayed(ops[j], first[j]);
       p.backward.push_back({j, StepKind::kBackward, ops[j].act_bwd_peak, -held});
     }
     i = start - 1;

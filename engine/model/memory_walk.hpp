@@ -23,9 +23,12 @@ struct BlockProgram {
   std::vector<MemStep> backward;  // recompute steps interleaved, in execution order
 };
 
-// Segments: a recomputed op starts one (FIRST) when it is the block's first op, follows an op that is not
-// recomputed, or follows a break point. A FIRST op holds its inputs through the forward; the others hold
-// nothing until the replay, which re-creates their caches right before the segment's backward.
+// Segments follow SimuMax's recompute statuses: a recomputed op opens one (FIRST) when it is the block's first
+// op, follows a break point, or follows an op that is not recomputed and is followed by one that is; a lone
+// recomputed op and a break point are not FIRST. A FIRST op holds its inputs (`act_in_bytes`) through the
+// forward; the others hold nothing until the replay, which re-creates their caches right before the segment's
+// backward. An op with `recompute_lead_in` opens its segment through SimuMax's zero-memory leaves before it:
+// they hold `act_in_bytes`, and the replay still re-creates the op's own cache.
 BlockProgram block_program(const std::vector<Op>& ops);
 
 // Peak above the live activations at its start, and net change, of a run of steps repeated `repeat` times.

@@ -51,6 +51,9 @@ struct Op {
   bool break_point = false;     // a recompute segment ends after this op (SimuMax's set_breakpoints)
   bool cached_inputs = false;   // its input is saved by another op (SimuMax's has_cached_inputs)
   bool offload_inputs = false;  // its input is offloaded to the host: a segment starting here holds nothing
+  // SimuMax runs zero-memory leaves right before this op, recomputed exactly when it is (MLA's Split/Concat):
+  // a segment opening here opens at them, so they hold `act_in_bytes` and the replay re-creates this op's cache.
+  bool recompute_lead_in = false;
 
   // Activation memory facts for one micro-batch (SimuMax's ActivationInfo), bytes.
   int64_t act_cache = 0;     // saved for backward

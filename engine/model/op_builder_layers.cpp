@@ -94,9 +94,12 @@ void OpBuilder::core_attention(std::vector<Op>& out, const std::string& name, in
     int f = 3 + (sys_.backend == "cuda" ? 1 : 0) - ((st_.use_math_sdp && sys_.backend == "musa") ? 1 : 0);
     op.act_bwd_peak = f * p * e_;
   }
-  // What a segment starting at the core attention holds, as SimuMax counts it (fitted to its grid outputs:
-  // nothing for GQA, whose input is the QKV projection's output; the query alone for MLA).
-  op.act_in_bytes = mla ? qe * e_ : 0;
+  // What a segment opening at the core attention holds. MLA: SimuMax's K_pos_emb and QKV Concat leaves run
+  // just before it, recomputed with it, so the segment opens at the key Concat and holds its inputs, the key's
+  // two parts (as large as the query). GQA: the QKV projection's output (a lone recomputed core attention opens
+  // no segment, so this is never held).
+  op.recompute_lead_in = mla;
+  op.act_in_bytes = mla ? ke * e_ : qkv_b;
   out.push_back(std::move(op));
 }
 

@@ -52,6 +52,10 @@ void OpBuilder::mla_attention(std::vector<Op>& out, int64_t s_local, const AttnR
   m = linear_col(out, "attn.linear_kv_down_proj", s_local, hsz, kv_lora + pe,
                  Rec{af.kv_down, af.kv_down && (var || tail_ln), true, down_break});
   norm(out, "attn.kv_layernorm", m, kv_lora, af.kv_ln);
+  // SimuMax splits kv_combined (a leaf recomputed with the core attention, as are the Split and Concats before
+  // it): a segment opening at the norm opens at that Split, which holds the whole down-projection output.
+  out.back().recompute_lead_in = true;
+  out.back().act_in_bytes = st_.micro_batch_size * m * (kv_lora + pe) * e_;
   linear_col(out, "attn.linear_kv_up_proj", m, kv_lora, n * (qk + v), Rec{af.kv_up});
   core_attention(out, "attn.core_attention", m, dq, v, Rec{core_rec, core_rec && (var || tail_up), tail_up});
   linear_col(out, "attn.linear_out_proj", m, v * n, hsz, Rec{af.out, false, false, selective()});

@@ -15,6 +15,12 @@ struct ErrorCase {
   std::string first_line;         // the exact first line of stderr
 };
 
+// `run` with a strategy file from tests/data/config_errors/ (and a model and system that are fine).
+std::vector<std::string> overlap_case(const std::string& strategy) {
+  return {"run", "--model", "models/llama3-8b.json", "--strategy", "tests/data/config_errors/" + strategy, "--system",
+          "platforms/b200_bf16.json"};
+}
+
 const std::vector<ErrorCase>& cases() {
   static const std::vector<ErrorCase> c = {
       {"MicroBatchNumZero", {"run", "tests/data/cli/mbc0.json"},
@@ -34,6 +40,22 @@ const std::vector<ErrorCase>& cases() {
        {"run", "--model", "models/llama3-8b.json", "--strategy", "tests/data/config_errors/tp_sise.json", "--system",
         "platforms/b200_bf16.json"},
        "error: tests/data/config_errors/tp_sise.json: /tp_sise: unknown field; did you mean 'tp_size'?"},
+      // Megatron's overlap options (docs/overlap.md): switches are JSON booleans, sm_contention a number >= 0.
+      {"OverlapSwitchGivenAsString", overlap_case("overlap_grad_reduce_string.json"),
+       "error: tests/data/config_errors/overlap_grad_reduce_string.json: /megatron_overlap_grad_reduce: expected true "
+       "or false, got \"yes\""},
+      {"SharedExpertOverlapGivenAsNumber", overlap_case("shared_expert_overlap_number.json"),
+       "error: tests/data/config_errors/shared_expert_overlap_number.json: /megatron_moe_shared_expert_overlap: "
+       "expected true or false, got 1"},
+      {"SmContentionNegative", overlap_case("sm_contention_negative.json"),
+       "error: tests/data/config_errors/sm_contention_negative.json: /sm_contention: expected a non-negative number, "
+       "got -0.2"},
+      {"SmContentionGivenAsString", overlap_case("sm_contention_string.json"),
+       "error: tests/data/config_errors/sm_contention_string.json: /sm_contention: expected a non-negative number, "
+       "got \"10%\""},
+      {"NumberBeyondADouble", overlap_case("number_overflow.json"),
+       "error: tests/data/config_errors/number_overflow.json: invalid JSON: number overflow parsing '1e400' (beyond "
+       "the range of a double)"},
       {"MissingScenarioFile", {"run", "nothere.json"}, "error: nothere.json: cannot open file: No such file or directory"},
       {"IncompleteConfigTriple", {"run", "--model", "models/llama3-8b.json"},
        "error: give a scenario file, or all three of --model, --strategy and --system"},

@@ -90,6 +90,11 @@ Json parse_json_text(const std::string& text, const std::string& label) {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw ConfigError(label, "", parse_error_message(text, e));
+  } catch (const Json::out_of_range& e) {
+    // A number beyond a double (1e400): nlohmann gives no position, but its message names the number.
+    std::string what = e.what();
+    if (const size_t end = what.find("] "); end != std::string::npos) what.erase(0, end + 2);  // "[json.exception...]"
+    throw ConfigError(label, "", "invalid JSON: " + what + " (beyond the range of a double)");
   }
 }
 

@@ -18,7 +18,7 @@ config::GridCase grid_line(const std::string& id) {
 int64_t activation_cache_per_micro_batch(const model::Chunk& c) {
   int64_t a = 0;
   for (const auto& blk : c.blocks) {
-    for (const auto& op : blk.ops) a += op.act_cache * blk.repeat;
+    for (const auto& op : *blk.ops) a += op.act_cache * blk.repeat;
   }
   return a;
 }

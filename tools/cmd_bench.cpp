@@ -29,6 +29,11 @@ struct BenchArgs {
   std::string fabric_scenario = "scenarios/bench/llama3_70b_4096gpu_tp8_pp8_dp64.json";
   std::string grid = "../shared/reference/simumax_grid.jsonl";
   int repeats = 5;
+  std::vector<std::string> only;  // sections to run; empty: all
+
+  bool runs(const char* section) const {
+    return only.empty() || std::find(only.begin(), only.end(), section) != only.end();
+  }
 };
 
 using Clock = std::chrono::steady_clock;
@@ -90,36 +95,44 @@ void bench_largest_grid_line(const std::string& grid, std::vector<double>& scrat
 int do_bench(const BenchArgs& a) {
   const std::string out = (std::filesystem::temp_directory_path() / "simumax-bench").string();
   // 1. A whole process: start, read configs, simulate, write the summary, exit.
-  double best = 1e30;
-  for (int i = 0; i < a.repeats; ++i) {
-    best = std::min(best, time_process(a.self, {"run", a.scenario, "-q", "-o", out}));
+  if (a.runs("process")) {
+    double best = 1e30;
+    for (int i = 0; i < a.repeats; ++i) {
+      best = std::min(best, time_process(a.self, {"run", a.scenario, "-q", "-o", out}));
+    }
+    report("whole process, default B200 scenario (best of runs)", best * 1e3, "ms", 20);
   }
-  report("whole process, default B200 scenario (best of runs)", best * 1e3, "ms", 20);
   // 2. One fast evaluation in-process: model, cost, lowering (chunk tasks), makespan.
   const config::Scenario s = config::load_scenario(a.scenario);
-  graph::LoweringOptions lo;
-  lo.granularity = graph::Granularity::kChunk;
   std::vector<double> scratch;
-  double sink = 0;
-  const int evals = 2000;
-  const auto t0 = Clock::now();
-  for (int i = 0; i < evals; ++i) {
-    const auto m = model::build_step_model(s);
-    const auto c = cost::cost_step(s, m);
-    const auto g = graph::lower_step(s, m, c, lo);
-    sink += executor::makespan_fast(g, scratch);
+  double sink = 1;
+  if (a.runs("fast")) {
+    graph::LoweringOptions lo;
+    lo.granularity = graph::Granularity::kChunk;
+    const int evals = 2000;
+    const auto t0 = Clock::now();
+    for (int i = 0; i < evals; ++i) {
+      const auto m = model::build_step_model(s);
+      const auto c = cost::cost_step(s, m);
+      const auto g = graph::lower_step(s, m, c, lo);
+      sink += executor::makespan_fast(g, scratch);
+    }
+    const double per_eval = seconds_since(t0) / evals;
+    report("one fast evaluation in-process (chunk tasks)", per_eval * 1e6, "us", 100);
+    std::printf("%-58s %10.0f /s\n", "  fast evaluations per second per core", 1.0 / per_eval);
   }
-  const double per_eval = seconds_since(t0) / evals;
-  report("one fast evaluation in-process (chunk tasks)", per_eval * 1e6, "us", 100);
-  if (!a.grid.empty() && std::filesystem::exists(a.grid)) bench_largest_grid_line(a.grid, scratch);
-  std::printf("%-58s %10.0f /s\n", "  fast evaluations per second per core", 1.0 / per_eval);
-  std::fputs(search::bench_search_line(s).c_str(), stdout);
+  if (a.runs("grid") && !a.grid.empty() && std::filesystem::exists(a.grid)) {
+    bench_largest_grid_line(a.grid, scratch);
+  }
+  if (a.runs("search")) std::fputs(search::bench_search_line(s).c_str(), stdout);
   // 3. Every rank of a 512-GPU step on SimGrid, in its own process.
-  const double sim = time_process(a.self, {"run", a.big_scenario, "-q", "-o", out, "--executor", "sim", "--ranks",
-                                           "all"});
-  report("sim, every rank of 512 GPUs (llama3-70b tp8 pp4 dp16 mbc32)", sim, "s", 10);
+  if (a.runs("sim")) {
+    const double sim = time_process(a.self, {"run", a.big_scenario, "-q", "-o", out, "--executor", "sim",
+                                             "--ranks", "all"});
+    report("sim, every rank of 512 GPUs (llama3-70b tp8 pp4 dp16 mbc32)", sim, "s", 10);
+  }
   // 4. Every rank of a 4,096-GPU step (llama3-70b tp8 pp8 dp64 mbc64) on a rail-optimised fat-tree.
-  bench_rail_fabric(a.self, a.fabric_scenario, out);
+  if (a.runs("fabric")) bench_rail_fabric(a.self, a.fabric_scenario, out);
   return sink > 0 ? 0 : 3;
 }
 
@@ -136,6 +149,9 @@ std::function<int()> add_bench(CLI::App& app, const char* argv0) {
   sub->add_option("--grid", args->grid, "SimuMax grid for the largest-line timing (skipped if absent)")
       ->capture_default_str();
   sub->add_option("--repeats", args->repeats, "process runs (the best is reported)")->capture_default_str()->check(CLI::Range(1, 100));
+  sub->add_option("--only", args->only, "sections to run (default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"process", "fast", "grid", "search", "sim", "fabric"}));
   return [sub, args]() { return sub->parsed() ? do_bench(*args) : -1; };
 }
 

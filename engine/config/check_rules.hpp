@@ -19,6 +19,7 @@ class RuleContext {
   // How messages name the model config ("llama3-70b.json", or "scenario.json /model" when inline).
   std::string model_name() const { return s_.model_origin.describe(); }
   FieldLocation system_field(const std::string& key) const { return s_.system_origin.locate(key); }
+  FieldLocation strategy_field(const std::string& key) const { return s_.strategy_origin.locate(key); }
 
   // ConfigError at strategy field `key` (plus `suffix`, e.g. "/1" for a list item).
   [[noreturn]] void strategy_error(const std::string& key, const std::string& message,

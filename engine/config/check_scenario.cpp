@@ -150,6 +150,14 @@ void check_feature_flags(const RuleContext& c) {
                      "true cannot be combined with recompute_granularity \"full_block\" (a fully recomputed layer "
                      "keeps no grouped-GEMM inputs to offload); set one of them differently");
   }
+  const bool shared_experts = c.md().is_moe() && c.md().moe_shared_expert_intermediate_size.value_or(0) > 0;
+  if (s.megatron_moe_shared_expert_overlap && (!shared_experts || s.ep_size == 1)) {
+    const FieldLocation at = c.strategy_field("megatron_moe_shared_expert_overlap");
+    const std::string why =
+        shared_experts ? "ep_size is 1: there is no expert-parallel all-to-all to hide the shared experts behind"
+                       : "the model (" + c.model_name() + ") has no shared experts";
+    common::logger("config")->warn("{}: {}: true has no effect: {}", at.file, at.pointer, why);
+  }
 }
 
 }  // namespace

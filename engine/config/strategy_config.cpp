@@ -138,6 +138,7 @@ void read_recompute_and_kernels(ObjectReader& r, StrategyConfig& s) {
   s.megatron_overlap_param_gather = r.bool_or("megatron_overlap_param_gather", false);
   s.megatron_overlap_p2p_comm = r.bool_or("megatron_overlap_p2p_comm", false);
   s.megatron_tp_comm_overlap = r.bool_or("megatron_tp_comm_overlap", false);
+  s.megatron_moe_shared_expert_overlap = r.bool_or("megatron_moe_shared_expert_overlap", false);
   if (auto f = r.optional_number("sm_contention", Sign::kNonNegative)) s.sm_contention = *f;
   s.te_version = read_version(r, "te_version", nullptr);
   s.te_dummy_wgrad_min_version = read_version(r, "te_dummy_wgrad_min_version", "2.3.0");

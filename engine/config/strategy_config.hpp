@@ -77,8 +77,10 @@ struct StrategyConfig {
   bool megatron_overlap_param_gather = false;  // DP parameter all-gather overlapped with the first forward
   bool megatron_overlap_p2p_comm = false;      // pipeline send/recv off the compute stream
   bool megatron_tp_comm_overlap = false;       // TP collectives overlapped with their GEMMs
-  // Slow-down of compute while DP communication shares the SMs (0.1 = 10 % longer); absent: the DP network
-  // tier's processor_usage from the system config.
+  bool megatron_moe_shared_expert_overlap = false;  // shared experts computed behind the EP token all-to-alls
+  // Slow-down of compute while an overlapped collective (DP bucket, TP collective, async pipeline send, EP
+  // all-to-all) shares the SMs (0.1 = 10 % longer); absent: the processor_usage of the collective's network
+  // tier in the system config.
   std::optional<double> sm_contention;
 
   int64_t dp_size() const { return world_size / (pp_size * tp_size * cp_size); }
@@ -91,6 +93,8 @@ struct StrategyConfig {
   bool sp() const { return enable_sequence_parallel; }
   // True when `have` >= `threshold` (both set); SimuMax's TE feature gates.
   static bool version_at_least(const Version& have, const Version& threshold);
+
+  bool operator==(const StrategyConfig&) const = default;
 };
 
 }  // namespace simumax::config

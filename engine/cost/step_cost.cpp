@@ -5,6 +5,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/cost/kernel_cost.hpp"
+#include "engine/cost/overlap_cost.hpp"
 
 namespace simumax::cost {
 
@@ -23,7 +24,10 @@ double OpCost::fwd_total() const { return pass_total(0); }
 double OpCost::bwd_total() const {
   double t = pass_total(1) + pass_total(2) + recompute_seconds;
   if (recompute_comm) {
-    for (const auto& c : comm[0]) t += c.seconds;
+    double tp = 0;
+    for (const auto& c : comm[0]) (tp_overlap && c.comm->group == CommGroup::kTp ? tp : t) += c.seconds;
+    // The replay is the forward again: with tp-comm-overlap its TP collectives run beside it (+0 without).
+    t += std::max(recompute_seconds, tp) - recompute_seconds;
   }
   return t;
 }
@@ -146,23 +150,29 @@ double straggler_ratio(const config::Scenario& s) {
   return 1.0 + l2 / (l2 + 1.0) * 0.09 * std::sqrt(l2);
 }
 
-StepCost cost_step(const config::Scenario& s, const model::StepModel& m) {
+StepCost cost_step(const config::Scenario& s, const model::StepModel& m, CostCache* cache) {
   const auto& st = s.strategy;
   StepCost sc;
   sc.nets = select_nets(st, s.system);
+  CostCache own;
+  if (cache == nullptr) cache = &own;
   for (const auto& chunk : m.chunks) {
     ChunkCost cc;
     for (const auto& block : chunk.blocks) {
-      BlockCost bc;
-      for (const auto& op : block.ops) {
-        bc.ops.push_back(cost_op(s, sc.nets, op));
-        bc.fwd_seconds += bc.ops.back().fwd_total();
-        bc.bwd_seconds += bc.ops.back().bwd_total();
-      }
-      cc.fwd_seconds += bc.fwd_seconds * block.repeat;
-      cc.bwd_seconds += bc.bwd_seconds * block.repeat;
+      auto bc = cache->get(block.ops, [&] {
+        BlockCost b;
+        for (const auto& op : *block.ops) {
+          b.ops.push_back(cost_op(s, sc.nets, op));
+          b.fwd_seconds += b.ops.back().fwd_total();
+          b.bwd_seconds += b.ops.back().bwd_total();
+        }
+        return b;
+      });
+      cc.fwd_seconds += bc->fwd_seconds * block.repeat;
+      cc.bwd_seconds += bc->bwd_seconds * block.repeat;
       cc.blocks.push_back(std::move(bc));
     }
+    add_overlap(s, sc.nets, chunk, cc);
     const auto& p = chunk.params;
     cc.dense_dp = dp_cost(s, static_cast<double>(p.dense_grad_bytes), st.dp_size() * st.cp_size, sc.nets.dp,
                           CommStage::kDenseDp);

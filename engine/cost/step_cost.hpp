@@ -2,7 +2,10 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/cost/comm_cost.hpp"
@@ -55,9 +58,12 @@ struct OptimizerCost {
 };
 
 struct ChunkCost {
-  std::vector<BlockCost> blocks;
+  std::vector<std::shared_ptr<const BlockCost>> blocks;  // parallel to model::Chunk::blocks; shared like them
   double fwd_seconds = 0;   // one micro-batch, all blocks, comm included
   double bwd_seconds = 0;   // one micro-batch, comm and recompute included
+  // [block]: what Megatron's overlap options add to one copy's forward / backward (negative: hide), already in
+  // fwd_seconds / bwd_seconds; empty when they change nothing (overlap_cost.hpp).
+  std::vector<std::pair<double, double>> overlap_seconds;
   DpCost dense_dp, moe_dp;
   OptimizerCost optimizer;
 };
@@ -69,8 +75,26 @@ struct StepCost {
   double straggler_ratio = 1;
 };
 
-// REQUIRES: m = model::build_step_model(s).
-StepCost cost_step(const config::Scenario& s, const model::StepModel& m);
+// Block costs shared by the steps whose blocks share op lists (model::OpCache): a block's cost depends only on
+// its ops, the system, the TP/CP/EP/ETP sizes and tp-comm-overlap, and an op list is shared only between
+// strategies that agree on all of them (model::op_view). One system per cache; not thread-safe.
+class CostCache {
+ public:
+  template <typename Build>
+  std::shared_ptr<const BlockCost> get(const std::shared_ptr<const model::OpList>& ops, Build&& build) {
+    auto& slot = by_ops_[ops.get()];
+    if (!slot.second) slot = {ops, std::make_shared<const BlockCost>(build())};  // `ops` pinned: its address stays
+    return slot.second;
+  }
+
+ private:
+  std::unordered_map<const model::OpList*,
+                     std::pair<std::shared_ptr<const model::OpList>, std::shared_ptr<const BlockCost>>>
+      by_ops_;
+};
+
+// REQUIRES: m = model::build_step_model(s) (with the OpCache that goes with `cache`, if any).
+StepCost cost_step(const config::Scenario& s, const model::StepModel& m, CostCache* cache = nullptr);
 
 // SimuMax's straggler ratio: 1 + log2(n)/(log2(n)+1) * 0.09 * sqrt(log2(n)), n = min(nodes, dp, edp).
 double straggler_ratio(const config::Scenario& s);

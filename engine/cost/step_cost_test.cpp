@@ -21,7 +21,7 @@ TEST(StepCost, LayerTimesMatchSimuMaxExample) {
   const auto s = llama3_8b_a100_tp1_pp2();
   const auto m = model::build_step_model(s);
   const auto c = cost_step(s, m);
-  const auto& layer = c.chunks[0].blocks[1];
+  const auto& layer = *c.chunks[0].blocks[1];
   EXPECT_NEAR(layer.fwd_seconds * 1e3, 9.01394, 1e-5);
   EXPECT_NEAR(layer.bwd_seconds * 1e3, 18.71950, 1e-5);
   EXPECT_NEAR(c.chunks[0].fwd_seconds * 1e3, 144.95719, 1e-5);

@@ -6,10 +6,17 @@ namespace simumax::graph {
 
 GraphBuilder::GraphBuilder(TaskGraph& g) : g_(g), last_(g.num_ranks * kNumStreams), batch_(g.num_ranks) {}
 
-uint32_t GraphBuilder::name(const std::string& n) {
-  auto [it, inserted] = names_.try_emplace(n, static_cast<uint32_t>(g_.names.size()));
-  if (inserted) g_.names.push_back(n);
-  return it->second;
+void GraphBuilder::reserve(size_t tasks) {
+  g_.tasks.reserve(tasks);
+  edges_.reserve(2 * tasks);
+}
+
+uint32_t GraphBuilder::name(std::string_view n) {
+  if (auto it = names_.find(n); it != names_.end()) return it->second;
+  const auto id = static_cast<uint32_t>(g_.names.size());
+  g_.names.emplace_back(n);
+  names_.emplace(g_.names.back(), id);
+  return id;
 }
 
 uint32_t GraphBuilder::group(const std::vector<uint32_t>& members) {

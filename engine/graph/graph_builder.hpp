@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -15,8 +16,9 @@ class GraphBuilder {
  public:
   explicit GraphBuilder(TaskGraph& g);
 
-  uint32_t name(const std::string& n);
+  uint32_t name(std::string_view n);  // interned into TaskGraph::names
   size_t size() const { return g_.tasks.size(); }
+  void reserve(size_t tasks);  // room for `tasks` tasks and twice as many edges
   uint32_t num_ranks() const { return g_.num_ranks; }
   Task& task(uint32_t id) { return g_.tasks[id]; }
   // The compute stream also waits for everything issued so far on `stream`.
@@ -51,7 +53,12 @@ class GraphBuilder {
   std::vector<std::vector<uint32_t>> last_;   // [rank][stream] frontier (one task, or a finished batch)
   std::vector<std::vector<uint32_t>> batch_;  // tasks of each rank's open batch
   std::vector<std::pair<uint32_t, uint32_t>> edges_;
-  std::unordered_map<std::string, uint32_t> names_;
+  // Looked up by string_view (no string is built for a name already interned).
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> names_;
   std::map<std::vector<uint32_t>, uint32_t> groups_;
   std::unordered_map<uint64_t, uint32_t> pairs_;
   std::map<decltype(OpRef{}.key()), uint32_t> op_refs_;

@@ -125,7 +125,7 @@ class PipelineEmitter {
           const uint32_t first = transfer(p, seq, set);
           for (size_t l = 0; l < lanes.size(); ++l) {
             if (p.sender == r) {
-              b_.after_current(lanes[l], first + static_cast<uint32_t>(l));
+              em_.send_async(lanes[l], first + static_cast<uint32_t>(l));
             } else {
               b_.also_wait(lanes[l], first + static_cast<uint32_t>(l));
             }
@@ -192,6 +192,8 @@ TaskGraph lower_step(const config::Scenario& s, const model::StepModel& m, const
   TaskGraph g;
   set_up_ranks(s, m, lay, options.scope, g);
   GraphBuilder b(g);
+  // Chunk tasks and their transfers, forward and backward, on each lane: enough for the coarsest lowering.
+  b.reserve(static_cast<size_t>(4 * st.micro_batch_num * m.virtual_chunks()) * g.num_ranks + 256);
   const auto sets = lane_sets(lay, options.scope);
   StageEmitter em(b, s, m, c, options);
   const int pp = static_cast<int>(st.pp_size), mbc = static_cast<int>(st.micro_batch_num);

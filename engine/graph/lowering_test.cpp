@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/executor/fast_executor.hpp"
 #include "engine/graph/pipeline_schedule.hpp"
 
@@ -19,14 +21,22 @@ struct Fixture {
   model::StepModel m;
   cost::StepCost c;
   explicit Fixture(const std::string& strategy = "tp1_pp2_dp4_mbs1.json",
-                   const std::string& system = "a100_pcie.json") {
-    s = config::load_configs(kShared + "/simumax-configs/models/llama3-8b.json",
+                   const std::string& system = "a100_pcie.json", const std::string& model = "llama3-8b.json",
+                   int64_t layers = 0) {
+    s = config::load_configs(kShared + "/simumax-configs/models/" + model,
                              kShared + "/simumax-configs/strategy/" + strategy,
                              kShared + "/simumax-configs/system/" + system);
+    if (layers > 0) s.model.layer_num = layers;
+    rebuild();
+  }
+  void rebuild() {
     m = model::build_step_model(s);
     c = cost::cost_step(s, m);
   }
   TaskGraph lower(Granularity gr, RankScope sc) const { return lower_step(s, m, c, LoweringOptions{gr, sc}); }
+  double step(Granularity gr, RankScope sc = RankScope::kStages) const {
+    return executor::run_fast(lower(gr, sc)).makespan;
+  }
 };
 
 // SimuMax's README example (time spec §12): T_pp 4641.20707 ms, step 5554.67697 ms.
@@ -175,6 +185,124 @@ TEST(Overlap, TpCommOverlapHidesCollectivesBehindGemmsAtEveryGranularity) {
   EXPECT_LT(chunk, serial);
   for (Granularity gr : {Granularity::kLayer, Granularity::kOp}) {
     EXPECT_NEAR(executor::run_fast(f.lower(gr, RankScope::kAll)).makespan / chunk, 1.0, 1e-12) << to_string(gr);
+  }
+}
+
+}  // namespace
+}  // namespace simumax::graph
+
+namespace simumax::graph {
+namespace {
+
+// deepseekv2 (shared experts) with 4 layers on ep4 pp2 dp4, SimuMax's MoE example strategies, on B200s (where
+// the shared experts take about as long as the all-to-alls).
+Fixture moe(const std::string& strategy = "ep4_pp2_dp4_mbs1.json") {
+  return Fixture(strategy, "b200_bf16_ceperm.json", "deepseekv2.json", 4);
+}
+
+bool runs_beside(const TaskGraph& g, const executor::Timeline& tl, uint32_t a, uint32_t b) {
+  return g.tasks[a].rank == g.tasks[b].rank && tl.start[a] < tl.end[b] && tl.start[b] < tl.end[a];
+}
+
+// Megatron's --moe-shared-expert-overlap: the shared experts' fc1 runs beside the dispatch, fc2 beside the combine.
+TEST(Overlap, SharedExpertsRunBesideTheTokenAllToAllsAtEveryGranularity) {
+  for (const char* strategy :
+       {"ep4_pp2_dp4_mbs1.json", "ep4_pp2_dp4_mbs1_selective_recompute.json", "ep4_pp2_dp4_mbs1_full_recompute.json"}) {
+    Fixture f = moe(strategy);
+    const double serial = f.step(Granularity::kOp);
+    f.s.strategy.megatron_moe_shared_expert_overlap = true;
+    f.rebuild();
+    const double chunk = f.step(Granularity::kChunk);
+    EXPECT_LT(chunk, serial * 0.999) << strategy;
+    for (Granularity gr : {Granularity::kLayer, Granularity::kOp}) {
+      for (RankScope sc : {RankScope::kStages, RankScope::kAll}) {
+        const auto g = f.lower(gr, sc);
+        EXPECT_TRUE(is_acyclic(g));
+        EXPECT_NEAR(executor::run_fast(g).makespan / chunk, 1.0, 1e-12) << strategy << " " << to_string(gr);
+      }
+    }
+  }
+}
+
+TEST(Overlap, SharedExpertComputeAndTheAllToAllShareTheTimeOnSeparateStreams) {
+  Fixture f = moe();
+  f.s.strategy.megatron_moe_shared_expert_overlap = true;
+  const auto g = f.lower(Granularity::kOp, RankScope::kAll);
+  const auto tl = executor::run_fast(g);
+  std::vector<uint32_t> a2a, shared;
+  for (uint32_t t = 0; t < g.size(); ++t) {
+    if (g.tasks[t].stream == kEpStream) a2a.push_back(t);
+    if (g.names[g.tasks[t].name].starts_with("mlp.shared_experts.") && g.tasks[t].seconds > 0) shared.push_back(t);
+  }
+  ASSERT_FALSE(a2a.empty());
+  for (uint32_t t : a2a) EXPECT_EQ(g.tasks[t].kind, TaskKind::kEpComm);
+  size_t beside = 0;
+  for (uint32_t s : shared) {
+    beside += std::any_of(a2a.begin(), a2a.end(), [&](uint32_t a) { return runs_beside(g, tl, a, s); });
+  }
+  EXPECT_GT(beside, shared.size() / 2);  // fc1 and fc2, forward and backward, all but the lone activations
+}
+
+TEST(Overlap, SharedExpertOverlapWithoutSharedExpertsOrAllToAllChangesNothing) {
+  for (const char* model : {"llama3-8b.json", "deepseekv2.json"}) {  // no shared experts; ep 1: no all-to-all
+    Fixture f("tp1_pp2_dp4_mbs1.json", "b200_bf16_ceperm.json", model, 4);
+    const double op = f.step(Granularity::kOp), layer = f.step(Granularity::kLayer);
+    f.s.strategy.megatron_moe_shared_expert_overlap = true;
+    f.rebuild();
+    EXPECT_EQ(f.step(Granularity::kOp), op) << model;
+    EXPECT_EQ(f.step(Granularity::kLayer), layer) << model;
+  }
+}
+
+// sm_contention (docs/overlap.md): compute beside any overlapped collective runs slower; 0 changes nothing.
+TEST(Overlap, SmContentionLengthensTheStepBesideEveryOverlappedStream) {
+  struct Case {
+    const char* what;
+    Fixture f;
+    void (*on)(config::StrategyConfig&);
+  };
+  Case cases[] = {
+      {"tp", Fixture("tp2_pp1_dp4_mbs1.json"), [](config::StrategyConfig& st) { st.megatron_tp_comm_overlap = true; }},
+      {"pp", Fixture("tp1_pp2_dp4_mbs1.json"), [](config::StrategyConfig& st) { st.megatron_overlap_p2p_comm = true; }},
+      {"ep", moe(), [](config::StrategyConfig& st) { st.megatron_moe_shared_expert_overlap = true; }},
+      {"dp", Fixture(), [](config::StrategyConfig& st) { st.megatron_overlap_grad_reduce = true; }},
+  };
+  for (auto& [what, f, on] : cases) {
+    on(f.s.strategy);
+    f.rebuild();
+    const double free = f.step(Granularity::kOp, RankScope::kAll);
+    f.s.strategy.sm_contention = 0.0;
+    f.rebuild();
+    EXPECT_EQ(f.step(Granularity::kOp, RankScope::kAll), free) << what;
+    f.s.strategy.sm_contention = 0.5;
+    f.rebuild();
+    const double contended = f.step(Granularity::kOp, RankScope::kAll);
+    EXPECT_GT(contended, free * 1.0001) << what;
+    if (std::string(what) != "dp") {  // DP buckets slow the tasks that carry parameters, whatever their size
+      EXPECT_NEAR(f.step(Granularity::kChunk) / contended, 1.0, 1e-9) << what;
+      EXPECT_NEAR(f.step(Granularity::kLayer) / contended, 1.0, 1e-9) << what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace simumax::graph
+
+namespace simumax::graph {
+namespace {
+
+// A recomputed forward replays its TP collectives beside its kernels too (cost's backward total agrees).
+TEST(Overlap, TpCommOverlapWithRecomputeIsTheSameAtEveryGranularity) {
+  for (const char* strategy : {"tp2_pp1_dp4_mbs1_full_recompute.json", "tp2_pp1_dp4_mbs1_selective_recompute.json"}) {
+    Fixture f(strategy);
+    const double serial = f.step(Granularity::kOp);
+    f.s.strategy.megatron_tp_comm_overlap = true;
+    f.rebuild();
+    const double chunk = f.step(Granularity::kChunk);
+    EXPECT_LT(chunk, serial) << strategy;
+    for (Granularity gr : {Granularity::kLayer, Granularity::kOp}) {
+      EXPECT_NEAR(f.step(gr, RankScope::kAll) / chunk, 1.0, 1e-12) << strategy << " " << to_string(gr);
+    }
   }
 }
 

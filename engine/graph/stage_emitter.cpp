@@ -34,14 +34,13 @@ int block_index(model::BlockKind k) {
 
 StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const model::StepModel& m,
                            const cost::StepCost& c, const LoweringOptions& o)
-    : b_(b), s_(s), m_(m), c_(c), options_(o), ratio_(c.straggler_ratio) {
+    : b_(b), s_(s), m_(m), c_(c), options_(o), ratio_(c.straggler_ratio), shares_(cost::sm_shares(s, c.nets)),
+      contention_(b.num_ranks(), contention_on(s.strategy, shares_)) {
   for (const auto& chunk : m.chunks) {
-    std::vector<model::BlockProgram> programs;
     std::vector<BlockMem> per_block;
     BlockMem whole;  // the chunk's blocks in order (forward) and in reverse (backward), for chunk-sized tasks
     for (const auto& blk : chunk.blocks) {
-      programs.push_back(model::block_program(blk.ops));
-      per_block.push_back({model::span_of(programs.back().forward), model::span_of(programs.back().backward)});
+      per_block.push_back({model::span_of(blk.program->forward), model::span_of(blk.program->backward)});
       whole.fwd = model::then(whole.fwd, model::repeated(per_block.back().fwd, blk.repeat));
     }
     for (size_t k = chunk.blocks.size(); k-- > 0;) {
@@ -51,11 +50,10 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
     std::vector<std::pair<int64_t, int64_t>> params;
     for (const auto& blk : chunk.blocks) {
       int64_t dense = 0, moe = 0;
-      for (const auto& op : blk.ops) dense += op.dense_numel, moe += op.moe_numel;
+      for (const auto& op : *blk.ops) dense += op.dense_numel, moe += op.moe_numel;
       params.emplace_back(dense, moe);
     }
     block_params_.push_back(std::move(params));
-    programs_.push_back(std::move(programs));
     block_mem_.push_back(std::move(per_block));
   }
   track_params_ = s.strategy.megatron_overlap_grad_reduce || s.strategy.megatron_overlap_param_gather;
@@ -71,22 +69,26 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
   bwd_name_[1] = b_.name("embedding.bwd");
   bwd_name_[2] = b_.name("layer.bwd");
   bwd_name_[3] = b_.name("head.bwd");
+  plan_overlap();
 }
 
 void StageEmitter::index_op_refs() {
+  // Chunks share op lists (model::Block::ops), so an op's place is looked up within its chunk.
+  op_where_.resize(m_.chunks.size());
+  comm_where_.resize(m_.chunks.size());
   for (size_t ci = 0; ci < m_.chunks.size(); ++ci) {
     const auto& blocks = m_.chunks[ci].blocks;
     for (size_t k = 0; k < blocks.size(); ++k) {
-      for (size_t o = 0; o < blocks[k].ops.size(); ++o) {
-        const model::Op& op = blocks[k].ops[o];
+      for (size_t o = 0; o < blocks[k].ops->size(); ++o) {
+        const model::Op& op = (*blocks[k].ops)[o];
         const OpRef at{static_cast<int32_t>(ci), static_cast<int32_t>(k), static_cast<int32_t>(o)};
-        op_where_[&op] = at;
+        op_where_[ci][&op] = at;
         for (int p = 0; p < model::kNumPasses; ++p) {
           for (size_t i = 0; i < op.comm[p].size(); ++i) {
             OpRef c = at;
             c.work = static_cast<int8_t>(p);
             c.comm = static_cast<int16_t>(i);
-            comm_where_[&op.comm[p][i]] = c;
+            comm_where_[ci][&op.comm[p][i]] = c;
           }
         }
       }
@@ -95,7 +97,7 @@ void StageEmitter::index_op_refs() {
 }
 
 uint32_t StageEmitter::op_ref(const model::Op& op, int work) {
-  OpRef r = op_where_.at(&op);
+  OpRef r = op_where_[chunk_now_].at(&op);
   r.work = static_cast<int8_t>(work);
   return b_.op_ref(r);
 }
@@ -112,6 +114,7 @@ void StageEmitter::note_params(const std::vector<uint32_t>& lanes, bool forward,
 }
 
 void StageEmitter::append_compute(const std::vector<uint32_t>& lanes, Task t) {
+  t.seconds = contention_.run(lanes, t.seconds);
   for (uint32_t r : lanes) {
     t.rank = r;
     t.group = kNoGroup;
@@ -119,8 +122,8 @@ void StageEmitter::append_compute(const std::vector<uint32_t>& lanes, Task t) {
   }
 }
 
-void StageEmitter::comm(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t) {
-  if (cc.seconds == 0) return;
+uint32_t StageEmitter::comm(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t, uint8_t stream) {
+  if (cc.seconds == 0) return kNoGroup;
   t.seconds = cc.seconds * ratio_;
   t.latency_seconds = cc.latency_seconds * ratio_;
   t.kind = comm_kind(cc.comm->group);
@@ -130,18 +133,22 @@ void StageEmitter::comm(const std::vector<uint32_t>& lanes, const cost::CommCost
   t.group = b_.group(lanes);
   t.rank = lanes.front();
   t.mem_peak_bytes = t.mem_delta_bytes = 0;
-  t.op_ref = b_.op_ref(comm_where_.at(cc.comm));
-  if (overlapped_tp(cc)) {
-    // tp-comm-overlap: the collective starts with its kernel on the TP stream; what follows waits for both.
-    t.stream = kTpStream;
-    const uint32_t id = b_.append(t);
-    for (uint32_t r : lanes) {
-      b_.after_current(r, id);
-      pending_tp_.emplace_back(r, id);
-    }
-    return;
+  t.op_ref = b_.op_ref(comm_where_[chunk_now_].at(cc.comm));
+  if (overlapped_tp(cc)) stream = kTpStream;
+  if (stream == kComputeStream) {
+    t.seconds = contention_.run(lanes, t.seconds);
+    return b_.append(t);
   }
-  b_.append(t);
+  // tp-comm-overlap: the collective starts with its kernel on the TP stream, and what follows the kernel waits
+  // for both; shared-expert overlap: the all-to-all runs on the EP stream beside the shared experts.
+  t.stream = stream;
+  const uint32_t id = b_.append(t);
+  for (uint32_t r : lanes) b_.after_current(r, id);
+  contention_.issue(lanes, stream, t.seconds, stream == kTpStream ? shares_.tp : shares_.ep);
+  if (stream == kTpStream) {
+    for (uint32_t r : lanes) pending_tp_.emplace_back(r, id);
+  }
+  return id;
 }
 
 bool StageEmitter::overlapped_tp(const cost::CommCost& cc) const {
@@ -150,15 +157,15 @@ bool StageEmitter::overlapped_tp(const cost::CommCost& cc) const {
 
 void StageEmitter::compute(const std::vector<uint32_t>& lanes, Task t) {
   append_compute(lanes, t);
+  if (pending_tp_.empty()) return;
   for (const auto& [r, id] : pending_tp_) b_.also_wait(r, id);
   pending_tp_.clear();
+  contention_.joined(lanes, kTpStream);
 }
 
 void StageEmitter::op_forward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                               const model::MemStep& mem, Task base) {
-  for (const auto& cc : oc.comm[0]) {
-    if (cc.comm->before_compute || overlapped_tp(cc)) comm(lanes, cc, base);
-  }
+  comms_before(lanes, oc.comm[0], base);
   Task t = base;
   t.seconds = oc.seconds[0] * ratio_;
   t.name = b_.name(op.name + ".fwd");
@@ -167,20 +174,14 @@ void StageEmitter::op_forward(const std::vector<uint32_t>& lanes, const model::O
   t.mem_delta_bytes = mem.delta;
   compute(lanes, t);
   note_params(lanes, true, base.microbatch, op.dense_numel, op.moe_numel);
-  for (const auto& cc : oc.comm[0]) {
-    if (!cc.comm->before_compute && !overlapped_tp(cc)) comm(lanes, cc, base);
-  }
+  comms_after(lanes, oc.comm[0], base, mem);
 }
 
 void StageEmitter::op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                                 const model::MemStep& mem, Task base) {
   base.kind = TaskKind::kRecompute;
   base.pass = Pass::kRecompute;
-  if (oc.recompute_comm) {
-    for (const auto& cc : oc.comm[0]) {
-      if (cc.comm->before_compute || overlapped_tp(cc)) comm(lanes, cc, base);
-    }
-  }
+  if (oc.recompute_comm) comms_before(lanes, oc.comm[0], base);
   Task t = base;
   t.seconds = oc.recompute_seconds * ratio_;  // zero for a variance tail: its replay is free
   t.name = b_.name(op.name + ".recompute");
@@ -188,11 +189,7 @@ void StageEmitter::op_recompute(const std::vector<uint32_t>& lanes, const model:
   t.mem_peak_bytes = std::max(mem.peak, mem.delta);
   t.mem_delta_bytes = mem.delta;
   compute(lanes, t);
-  if (oc.recompute_comm) {
-    for (const auto& cc : oc.comm[0]) {
-      if (!cc.comm->before_compute && !overlapped_tp(cc)) comm(lanes, cc, base);
-    }
-  }
+  if (oc.recompute_comm) comms_after(lanes, oc.comm[0], base, mem);
 }
 
 void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
@@ -200,9 +197,7 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
   const bool has_wgrad = oc.seconds[2] > 0 || !oc.comm[2].empty();
   for (int p = 1; p <= 2; ++p) {
     if (p == 2 && !has_wgrad) break;
-    for (const auto& cc : oc.comm[p]) {
-      if (cc.comm->before_compute || overlapped_tp(cc)) comm(lanes, cc, base);
-    }
+    comms_before(lanes, oc.comm[p], base);
     Task t = base;
     t.seconds = oc.seconds[p] * ratio_;
     t.name = b_.name(op.name + (p == 1 ? ".dgrad" : ".wgrad"));
@@ -211,9 +206,7 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
     t.mem_delta_bytes = (p == 2 || !has_wgrad) ? mem.delta : 0;
     compute(lanes, t);
     if (p == 2 || !has_wgrad) note_params(lanes, false, base.microbatch, op.dense_numel, op.moe_numel);
-    for (const auto& cc : oc.comm[p]) {
-      if (!cc.comm->before_compute && !overlapped_tp(cc)) comm(lanes, cc, base);
-    }
+    comms_after(lanes, oc.comm[p], base, mem, p == 1);
   }
 }
 
@@ -239,12 +232,12 @@ Task StageEmitter::compute_task(Pass pass, int mb, int vchunk) {
 
 void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
   const int ci = m_.compute_chunks[stage][vchunk];
+  chunk_now_ = ci;
   const int layer0 = m_.first_layer[stage][vchunk];
   const auto& chunk = m_.chunks[ci];
-  const auto& cc = c_.chunks[ci];
   Task base = compute_task(Pass::kForward, mb, vchunk);
   if (options_.granularity == Granularity::kChunk) {
-    coarse(lanes, base, cc.fwd_seconds, fwd_name_[0], OpRef{ci}, chunk_mem_[ci].fwd,
+    coarse(lanes, base, c_.chunks[ci].fwd_seconds, fwd_name_[0], OpRef{ci}, chunk_mem_[ci].fwd,
            {chunk.params.dense_numel, chunk.params.moe_numel});
     return;
   }
@@ -254,25 +247,23 @@ void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb
       Task t = base;
       t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + i;
       if (options_.granularity == Granularity::kLayer) {
-        coarse(lanes, t, cc.blocks[k].fwd_seconds, fwd_name_[1 + block_index(blk.kind)],
+        coarse(lanes, t, block_seconds(ci, k, true), fwd_name_[1 + block_index(blk.kind)],
                OpRef{ci, static_cast<int32_t>(k)}, block_mem_[ci][k].fwd, block_params_[ci][k]);
         continue;
       }
-      for (const auto& step : programs_[ci][k].forward) {
-        op_forward(lanes, blk.ops[step.op], cc.blocks[k].ops[step.op], step, t);
-      }
+      emit_block(lanes, ci, k, true, t);
     }
   }
 }
 
 void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
   const int ci = m_.compute_chunks[stage][vchunk];
+  chunk_now_ = ci;
   const int layer0 = m_.first_layer[stage][vchunk];
   const auto& chunk = m_.chunks[ci];
-  const auto& cc = c_.chunks[ci];
   Task base = compute_task(Pass::kBackward, mb, vchunk);
   if (options_.granularity == Granularity::kChunk) {
-    coarse(lanes, base, cc.bwd_seconds, bwd_name_[0], OpRef{ci}, chunk_mem_[ci].bwd,
+    coarse(lanes, base, c_.chunks[ci].bwd_seconds, bwd_name_[0], OpRef{ci}, chunk_mem_[ci].bwd,
            {chunk.params.dense_numel, chunk.params.moe_numel});
     return;
   }
@@ -282,20 +273,11 @@ void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int m
       Task t = base;
       t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + i;
       if (options_.granularity == Granularity::kLayer) {
-        coarse(lanes, t, cc.blocks[k].bwd_seconds, bwd_name_[1 + block_index(blk.kind)],
+        coarse(lanes, t, block_seconds(ci, k, false), bwd_name_[1 + block_index(blk.kind)],
                OpRef{ci, static_cast<int32_t>(k)}, block_mem_[ci][k].bwd, block_params_[ci][k]);
         continue;
       }
-      // Each recompute segment is replayed right before its own backward (Megatron's checkpointed regions).
-      for (const auto& step : programs_[ci][k].backward) {
-        const auto& op = blk.ops[step.op];
-        const auto& oc = cc.blocks[k].ops[step.op];
-        if (step.kind == model::StepKind::kRecompute) {
-          op_recompute(lanes, op, oc, step, t);
-        } else {
-          op_backward(lanes, op, oc, step, t);
-        }
-      }
+      emit_block(lanes, ci, k, false, t);
     }
   }
 }

@@ -7,6 +7,8 @@
 
 #include "engine/graph/graph_builder.hpp"
 #include "engine/graph/lowering.hpp"
+#include "engine/graph/shared_expert_overlap.hpp"
+#include "engine/graph/sm_contention.hpp"
 #include "engine/model/memory_walk.hpp"
 
 namespace simumax::graph {
@@ -22,6 +24,8 @@ class StageEmitter {
   // DP gradient reduce, optimizer and parameter gather on every rank, after the pipeline.
   void step_end(int64_t tp, const std::vector<std::vector<std::vector<uint32_t>>>& sets);
   bool network_comm() const { return options_.scope == RankScope::kAll; }
+  // Megatron's overlap_p2p_comm: `transfer` leaves `lane` after what it has computed so far, beside its compute.
+  void send_async(uint32_t lane, uint32_t transfer);
 
  private:
   // Parameters whose gradients a task finished (last micro-batch's backward) or whose values it first uses
@@ -44,7 +48,23 @@ class StageEmitter {
               const model::MemSpan& mem, std::pair<int64_t, int64_t> params);
   void append_compute(const std::vector<uint32_t>& lanes, Task t);
   bool overlapped_tp(const cost::CommCost& cc) const;
-  void comm(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t);
+  // Appends a collective of the lanes; off the compute stream (TP overlap, or `stream`) it starts after what
+  // the lanes have issued and holds the compute stream up only where joined. Its task, or kNoGroup if none.
+  uint32_t comm(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t,
+                uint8_t stream = kComputeStream);
+  // An op pass's collectives before and after its kernel. After the dispatch's or the combine's kernel
+  // (`hide`: the pass that has the all-to-alls), the shared-expert steps the plan puts there run beside them.
+  void comms_before(const std::vector<uint32_t>& lanes, const std::vector<cost::CommCost>& comms, const Task& base);
+  void comms_after(const std::vector<uint32_t>& lanes, const std::vector<cost::CommCost>& comms, const Task& base,
+                   const model::MemStep& mem, bool hide = true);
+  // One copy of block k of chunk ci at op granularity, in program order (shared experts where the plan says).
+  void emit_block(const std::vector<uint32_t>& lanes, int ci, size_t k, bool forward, const Task& t);
+  void emit_step(const std::vector<uint32_t>& lanes, const model::MemStep& step, const Task& t);
+  // The shared-expert plan of each block, for op-sized tasks.
+  void plan_overlap();
+  static bool contention_on(const config::StrategyConfig& st, const cost::SmShares& shares);
+  // One copy of a block, for layer-sized tasks, with what overlap adds (cost::ChunkCost::overlap_seconds).
+  double block_seconds(int ci, size_t k, bool forward) const;
   void op_forward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                   const model::MemStep& mem, Task base);
   void op_backward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
@@ -60,18 +80,27 @@ class StageEmitter {
   const cost::StepCost& c_;
   LoweringOptions options_;
   double ratio_;
-  std::vector<std::vector<model::BlockProgram>> programs_;  // [chunk][block]: memory steps of one copy
   std::vector<std::vector<BlockMem>> block_mem_;  // [chunk][block], one copy of the block
   std::vector<BlockMem> chunk_mem_;               // [chunk], the whole chunk
   uint32_t fwd_name_[4] = {}, bwd_name_[4] = {};  // chunk, embedding, layer, head
   std::vector<std::vector<std::pair<int64_t, int64_t>>> block_params_;  // [chunk][block]: dense, expert numel
-  bool track_params_ = false;
-  std::vector<std::pair<uint32_t, uint32_t>> pending_tp_;  // (rank, task): overlapped TP collectives in flight                       // a DP overlap option is on
+  bool track_params_ = false;  // a DP overlap option is on
+  std::vector<std::pair<uint32_t, uint32_t>> pending_tp_;  // (rank, task): overlapped TP collectives in flight
+  cost::SmShares shares_;
+  SmContention contention_;
+  std::vector<std::vector<SharedExpertOverlap>> shared_plans_;  // [chunk][block]; empty when off
+  struct BlockNow {
+    const model::Block* block = nullptr;
+    const cost::BlockCost* cost = nullptr;
+    const SharedExpertOverlap* plan = nullptr;
+  } now_;  // the block emit_block is emitting
   std::vector<std::vector<ParamUse>> grads_ready_;  // [graph rank], in execution order
   std::vector<std::vector<ParamUse>> params_used_;  // [graph rank], in execution order
-  // Where each op and collective of the model sits, for Task::op_ref (the trace's FLOPs, bytes, shape keys).
-  std::unordered_map<const model::Op*, OpRef> op_where_;
-  std::unordered_map<const model::Comm*, OpRef> comm_where_;
+  // [chunk] where each op and collective of the model sits, for Task::op_ref (the trace's FLOPs, bytes, shape
+  // keys); `chunk_now_` is the chunk being emitted.
+  std::vector<std::unordered_map<const model::Op*, OpRef>> op_where_;
+  std::vector<std::unordered_map<const model::Comm*, OpRef>> comm_where_;
+  int chunk_now_ = 0;
 };
 
 }  // namespace simumax::graph

@@ -122,8 +122,9 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
 
 // Megatron's overlapped DP buckets on the DP stream: a gradient bucket's reduce-scatter starts when the last
 // backward that fills it ends; a parameter bucket's all-gather (issued when the step starts: the previous
-// optimizer's gather, prefetched) must end before the first forward that uses it. Compute that runs while a
-// bucket is in flight is slowed by the SM share collectives take.
+// optimizer's gather, prefetched) must end before the first forward that uses it. The tasks that follow a bucket
+// run slower while the DP stream's buckets would still be in flight beside them (SM contention; known only after
+// the pipeline has been emitted, so applied to those tasks here).
 void StageEmitter::overlapped_buckets(const std::vector<uint32_t>& group, bool expert, bool gather) {
   const auto& st = s_.strategy;
   if (gather && st.zero_state == 0) return;  // without ZeRO there is nothing to gather
@@ -138,7 +139,8 @@ void StageEmitter::overlapped_buckets(const std::vector<uint32_t>& group, bool e
   const double bytes_per_param = static_cast<double>(gather ? st.element_bytes() : st.main_grad_bytes());
   const double bucket = static_cast<double>(std::max<int64_t>(40000000, 1000000 * n)) * 4.0 /
                         static_cast<double>(st.main_grad_bytes()) * bytes_per_param;
-  const double slow = 1.0 + st.sm_contention.value_or(s_.system.networks.at(net).processor_usage);
+  InFlightStreams flight{};  // the DP stream's buckets still in flight, as the tasks in `lead` run
+  flight[kDpStream].share = expert ? shares_.edp : shares_.dp;
   Task task;
   task.kind = TaskKind::kDpComm;
   task.pattern = CommPattern::kRing;
@@ -151,11 +153,11 @@ void StageEmitter::overlapped_buckets(const std::vector<uint32_t>& group, bool e
                       (gather ? " params (overlapped)" : " grads (overlapped)"));
   double acc = 0;
   size_t start = 0;
-  bool in_flight = false;
   for (size_t k = 0; k < lead.size(); ++k) {
     acc += static_cast<double>(expert ? lead[k].moe_numel : lead[k].dense_numel) * bytes_per_param;
-    if (in_flight) {
-      for (uint32_t r : group) b_.task(uses[r][k].task).seconds *= slow;
+    if (flight[kDpStream].seconds > 0) {
+      const double wall = cost::run_beside(flight, b_.task(lead[k].task).seconds);
+      for (uint32_t r : group) b_.task(uses[r][k].task).seconds = wall;
     }
     if (acc < bucket && k + 1 < lead.size()) continue;
     if (acc > 0) {
@@ -170,7 +172,7 @@ void StageEmitter::overlapped_buckets(const std::vector<uint32_t>& group, bool e
           b_.depend(uses[r][k].task, id);
         }
       }
-      in_flight = true;
+      flight[kDpStream].seconds += t.seconds;
     }
     acc = 0;
     start = k + 1;

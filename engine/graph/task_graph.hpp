@@ -36,7 +36,14 @@ enum class CommPattern : uint8_t {
 
 // A GPU's streams: tasks on one stream run one after another; different streams overlap unless an edge
 // orders them. Without Megatron's overlap options everything is on the compute stream (SimuMax's model).
-enum Stream : uint8_t { kComputeStream = 0, kDpStream = 1, kPpStream = 2, kTpStream = 3, kNumStreams = 4 };
+enum Stream : uint8_t {
+  kComputeStream = 0,
+  kDpStream = 1,
+  kPpStream = 2,
+  kTpStream = 3,
+  kEpStream = 4,  // expert-parallel all-to-alls beside the shared experts (moe-shared-expert-overlap)
+  kNumStreams = 5
+};
 
 enum class Pass : uint8_t { kNone, kForward, kBackward, kRecompute, kStep };
 

@@ -2,22 +2,29 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/config/scenario.hpp"
+#include "engine/model/memory_walk.hpp"
 #include "engine/model/op.hpp"
 
 namespace simumax::model {
 
 enum class BlockKind : uint8_t { kEmbedding, kLayer, kHead };
 
+using OpList = std::vector<Op>;
+
 // `repeat` identical copies of the same ops (consecutive layers that share structure and recompute flags).
 struct Block {
   BlockKind kind = BlockKind::kLayer;
   int first_layer = -1;  // index of the first layer within the chunk, -1 for embedding/head
   int repeat = 1;
-  std::vector<Op> ops;
+  // Shared, never changed once built: blocks built alike (in one step or, through an OpCache, in many) hold
+  // the same list, and caches downstream key on its address.
+  std::shared_ptr<const OpList> ops;
+  std::shared_ptr<const BlockProgram> program;  // block_program(*ops): the memory walk of one copy
 };
 
 enum class StageKind : uint8_t { kFirst, kMiddle, kLast };

@@ -6,6 +6,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/model/op_builder.hpp"
+#include "engine/model/op_cache.hpp"
 
 namespace simumax::model {
 
@@ -51,7 +52,7 @@ ChunkParams chunk_params(const config::StrategyConfig& st, const Chunk& c) {
   std::set<std::tuple<int64_t, int64_t, int64_t>> dummy_shapes;  // TE keeps one buffer per distinct shape
   int64_t weight_bytes = 0;
   for (const Block& b : c.blocks) {
-    for (const Op& op : b.ops) {
+    for (const Op& op : *b.ops) {
       p.dense_numel += op.dense_numel * b.repeat;
       p.moe_numel += op.moe_numel * b.repeat;
       weight_bytes += (op.dense_numel + op.moe_numel) * op.weight_elem_bytes * b.repeat;
@@ -77,8 +78,30 @@ ChunkParams chunk_params(const config::StrategyConfig& st, const Chunk& c) {
   return p;
 }
 
+// The op lists of a step come from the cache: blocks built alike, here or in an earlier step, share one.
+struct Builders {
+  const OpBuilder& ob;
+  OpCache& cache;
+
+  // A block of `kind` whose ops `fill` appends (returning the rows it outputs).
+  template <typename Fill>
+  OpCache::Entry block(BlockKind kind, bool rec, bool dense, int64_t rows, Fill&& fill) const {
+    return cache.get({kind, rec, dense, rows}, [&] {
+      auto ops = std::make_shared<OpList>();
+      const int64_t out_rows = fill(*ops);
+      auto program = std::make_shared<const BlockProgram>(block_program(*ops));
+      return OpCache::Entry{std::move(ops), std::move(program), out_rows};
+    });
+  }
+};
+
+void share(Block& b, const OpCache::Entry& e) {
+  b.ops = e.ops;
+  b.program = e.program;
+}
+
 // Consecutive layers of a chunk that are built identically share one block.
-void add_layer_blocks(const OpBuilder& ob, const config::StrategyConfig& st, Chunk& c, int dense_layers,
+void add_layer_blocks(const Builders& bs, const config::StrategyConfig& st, Chunk& c, int dense_layers,
                       int64_t seq_local) {
   int i = 0;
   while (i < c.num_layers) {
@@ -90,13 +113,16 @@ void add_layer_blocks(const OpBuilder& ob, const config::StrategyConfig& st, Chu
     b.kind = BlockKind::kLayer;
     b.first_layer = i;
     b.repeat = j - i;
-    ob.layer(b.ops, i, seq_local, dense);
+    share(b, bs.block(BlockKind::kLayer, rec, dense, seq_local, [&](OpList& out) {
+      bs.ob.layer(out, i, seq_local, dense);
+      return seq_local;
+    }));
     c.blocks.push_back(std::move(b));
     i = j;
   }
 }
 
-Chunk build_chunk(const config::Scenario& s, const OpBuilder& ob, StageKind stage, bool pre, bool post,
+Chunk build_chunk(const config::Scenario& s, const Builders& bs, StageKind stage, bool pre, bool post,
                   int virtual_index = -1) {
   const auto& st = s.strategy;
   Chunk c;
@@ -110,17 +136,23 @@ Chunk build_chunk(const config::Scenario& s, const OpBuilder& ob, StageKind stag
   if (pre) {
     Block b;
     b.kind = BlockKind::kEmbedding;
-    seq_local = ob.embedding(b.ops, seq_chunk);
+    const auto e = bs.block(BlockKind::kEmbedding, false, false, seq_chunk,
+                            [&](OpList& out) { return bs.ob.embedding(out, seq_chunk); });
+    share(b, e);
+    seq_local = e.rows;
     c.blocks.push_back(std::move(b));
   }
   // SimuMax puts every dense layer of an MoE model on the first stage (its first virtual chunk).
   const bool dense_here = stage == StageKind::kFirst && virtual_index <= 0;
   const int dense_layers = dense_here ? static_cast<int>(s.model.dense_layers) : 0;
-  add_layer_blocks(ob, st, c, dense_layers, seq_local);
+  add_layer_blocks(bs, st, c, dense_layers, seq_local);
   if (post) {
     Block b;
     b.kind = BlockKind::kHead;
-    ob.head(b.ops, seq_local);
+    share(b, bs.block(BlockKind::kHead, false, false, seq_local, [&](OpList& out) {
+      bs.ob.head(out, seq_local);
+      return seq_local;
+    }));
     c.blocks.push_back(std::move(b));
   }
   c.params = chunk_params(st, c);
@@ -129,7 +161,7 @@ Chunk build_chunk(const config::Scenario& s, const OpBuilder& ob, StageKind stag
 
 // The interleaved pipeline's virtual chunks: stage r's chunk v holds the layers of virtual stage v * pp + r.
 // Without VPP each stage computes its physical chunk.
-void add_virtual_chunks(const config::Scenario& s, const OpBuilder& ob, StepModel& sm) {
+void add_virtual_chunks(const config::Scenario& s, const Builders& bs, StepModel& sm) {
   const auto& st = s.strategy;
   const int pp = static_cast<int>(st.pp_size), vp = static_cast<int>(st.interleaving_size);
   sm.compute_chunks.assign(pp, {});
@@ -156,7 +188,7 @@ void add_virtual_chunks(const config::Scenario& s, const OpBuilder& ob, StepMode
       const int k = kind_index(r);
       if (built[k][v] < 0) {
         // Middle stages share one model per chunk, as SimuMax's middle_stage does.
-        sm.chunks.push_back(build_chunk(s, ob, kinds[k], k == 0 && v == 0, k == 2 && v == vp - 1, v));
+        sm.chunks.push_back(build_chunk(s, bs, kinds[k], k == 0 && v == 0, k == 2 && v == vp - 1, v));
         built[k][v] = static_cast<int>(sm.chunks.size()) - 1;
       }
       sm.compute_chunks[r].push_back(built[k][v]);
@@ -168,20 +200,24 @@ void add_virtual_chunks(const config::Scenario& s, const OpBuilder& ob, StepMode
 
 }  // namespace
 
-StepModel build_step_model(const config::Scenario& s) {
+StepModel build_step_model(const config::Scenario& s, OpCache* cache) {
   const auto& st = s.strategy;
   StepModel sm;
   sm.padded_vocab = s.model.padded_vocab(st.tp_size);
   OpBuilder ob(s, sm.padded_vocab);
+  OpCache own;
+  if (cache == nullptr) cache = &own;
+  cache->select(st);
+  const Builders bs{ob, *cache};
   const int64_t pp = st.pp_size;
-  sm.chunks.push_back(build_chunk(s, ob, StageKind::kFirst, true, pp == 1));
-  if (pp > 2) sm.chunks.push_back(build_chunk(s, ob, StageKind::kMiddle, false, false));
-  if (pp > 1) sm.chunks.push_back(build_chunk(s, ob, StageKind::kLast, false, true));
+  sm.chunks.push_back(build_chunk(s, bs, StageKind::kFirst, true, pp == 1));
+  if (pp > 2) sm.chunks.push_back(build_chunk(s, bs, StageKind::kMiddle, false, false));
+  if (pp > 1) sm.chunks.push_back(build_chunk(s, bs, StageKind::kLast, false, true));
   sm.chunk_of_stage.resize(pp);
   for (int64_t r = 0; r < pp; ++r) {
     sm.chunk_of_stage[r] = r == 0 ? 0 : (r == pp - 1 ? static_cast<int>(sm.chunks.size()) - 1 : 1);
   }
-  add_virtual_chunks(s, ob, sm);
+  add_virtual_chunks(s, bs, sm);
   double p2p = static_cast<double>(st.micro_batch_size * st.seq_len * s.model.hidden_size * st.element_bytes()) /
                static_cast<double>(st.cp_size);
   if (st.enable_sequence_parallel) p2p /= static_cast<double>(st.tp_size);

@@ -21,9 +21,12 @@ struct StepModel {
   int64_t seq_len_local = 0;              // S_l: rows of the residual stream on a rank
 };
 
+class OpCache;
+
 // Builds the per-stage chunks of the scenario (SimuMax's layer split, uneven stages, embedding and head placement).
+// With `cache`, op lists built for an earlier scenario of the same model and system are shared (the search).
 // REQUIRES: config::check_scenario(s) passed.
-StepModel build_step_model(const config::Scenario& s);
+StepModel build_step_model(const config::Scenario& s, OpCache* cache = nullptr);
 
 // Layers built on a physical stage (SimuMax's get_num_layers_to_build, without VPP).
 // With `virtual_index` >= 0: the layers of that virtual chunk of the stage (interleaved pipeline).

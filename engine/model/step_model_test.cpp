@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/common/units.hpp"
+#include "engine/model/op_cache.hpp"
 
 namespace simumax::model {
 namespace {
@@ -32,6 +33,34 @@ config::Scenario llama2_7b_two_layers() {
   return s;
 }
 
+// Layers are built once per strategy "op view": shared within a step (first and middle stages) and between
+// steps that differ only in what no op reads (pipeline size, micro-batch count, ZeRO); not across TP sizes.
+TEST(StepModel, OpCacheSharesLayersBuiltAlike) {
+  auto s = llama2_7b_two_layers();
+  s.model.layer_num = 8;
+  s.strategy.pp_size = 4, s.strategy.tp_size = 2, s.strategy.micro_batch_num = 4;
+  OpCache cache;
+  const StepModel a = build_step_model(s, &cache);
+  ASSERT_EQ(a.chunks.size(), 3u);
+  const auto& first_layer = a.chunks[0].blocks[1];
+  ASSERT_EQ(first_layer.kind, BlockKind::kLayer);
+  EXPECT_EQ(first_layer.ops, a.chunks[1].blocks[0].ops);
+  EXPECT_EQ(first_layer.program, a.chunks[1].blocks[0].program);
+  s.strategy.pp_size = 2, s.strategy.micro_batch_num = 8, s.strategy.zero_state = 0;
+  const StepModel b = build_step_model(s, &cache);
+  EXPECT_EQ(b.chunks[0].blocks[1].ops, first_layer.ops);
+  EXPECT_EQ(b.chunks[0].blocks[0].ops, a.chunks[0].blocks[0].ops);  // the embedding
+  EXPECT_EQ(cache.views(), 1u);
+  s.strategy.tp_size = 4;
+  const StepModel c = build_step_model(s, &cache);
+  EXPECT_NE(c.chunks[0].blocks[1].ops, first_layer.ops);
+  EXPECT_EQ(cache.views(), 2u);
+  // What the cache hands back is what a fresh build makes.
+  const StepModel fresh = build_step_model(s);
+  ASSERT_EQ(fresh.chunks[0].blocks[1].ops->size(), c.chunks[0].blocks[1].ops->size());
+  EXPECT_EQ(fresh.chunks[0].params.weight_bytes, c.chunks[0].params.weight_bytes);
+}
+
 TEST(StepModel, StaticMemoryMatchesSimuMaxWorkedCheck) {
   const auto s = llama2_7b_two_layers();
   const StepModel m = build_step_model(s);
@@ -50,7 +79,7 @@ TEST(StepModel, LayerActivationCacheMatchesSimuMaxWorkedCheck) {
   int64_t layer_cache = 0;
   for (const auto& blk : m.chunks[0].blocks) {
     if (blk.kind != BlockKind::kLayer) continue;
-    for (const auto& op : blk.ops) layer_cache += op.act_cache;
+    for (const auto& op : *blk.ops) layer_cache += op.act_cache;
   }
   // 16 (ln) + 16 (qkv) + 48.125 (attention) + 16 (out) + 16 (ln2) + 16 (fc1) + 86 (swiglu) + 43 (fc2) MiB
   EXPECT_DOUBLE_EQ(static_cast<double>(layer_cache) / common::kMiB, 257.125);

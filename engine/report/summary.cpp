@@ -15,10 +15,10 @@ int64_t count_misses(const model::StepModel& m, const cost::StepCost& c) {
   for (size_t ci = 0; ci < m.chunks.size(); ++ci) {
     for (size_t k = 0; k < m.chunks[ci].blocks.size(); ++k) {
       const auto& blk = m.chunks[ci].blocks[k];
-      for (size_t o = 0; o < blk.ops.size(); ++o) {
+      for (size_t o = 0; o < blk.ops->size(); ++o) {
         for (int p = 0; p < model::kNumPasses; ++p) {
-          const auto& w = blk.ops[o].work[p];
-          if (!w.shape_key.empty() && w.flops != 0 && !c.chunks[ci].blocks[k].ops[o].table_hit[p]) {
+          const auto& w = (*blk.ops)[o].work[p];
+          if (!w.shape_key.empty() && w.flops != 0 && !c.chunks[ci].blocks[k]->ops[o].table_hit[p]) {
             missed.insert(w.compute_op + "|" + w.shape_key);
           }
         }

@@ -21,8 +21,8 @@ void add(Work& w, const model::PassWork& pw, bool hit, double times = 1) {
 // What one copy of a block does in a pass; the backward includes its recompute replays.
 Work block_work(const model::Block& blk, const cost::BlockCost& bc, bool backward) {
   Work w;
-  for (size_t o = 0; o < blk.ops.size(); ++o) {
-    const auto& op = blk.ops[o];
+  for (size_t o = 0; o < blk.ops->size(); ++o) {
+    const auto& op = (*blk.ops)[o];
     const auto& oc = bc.ops[o];
     if (!backward) {
       add(w, op.work[0], oc.table_hit[0]);
@@ -54,11 +54,11 @@ std::string aggregate_text(const RunView& v, const graph::OpRef& r, bool backwar
   const auto& cc = v.cost.chunks[r.chunk];
   if (r.block >= 0) {
     const auto& blk = chunk.blocks[r.block];
-    return work_text(block_work(blk, cc.blocks[r.block], backward));  // the task's name says which block
+    return work_text(block_work(blk, *cc.blocks[r.block], backward));  // the task's name says which block
   }
   Work total;
   for (size_t k = 0; k < chunk.blocks.size(); ++k) {
-    const Work w = block_work(chunk.blocks[k], cc.blocks[k], backward);
+    const Work w = block_work(chunk.blocks[k], *cc.blocks[k], backward);
     total.flops += w.flops * chunk.blocks[k].repeat;
     total.bytes += w.bytes * chunk.blocks[k].repeat;
     total.misses += w.misses;
@@ -102,7 +102,7 @@ std::string comm_text(const model::Op& op, const cost::OpCost& oc, int work, int
 
 const model::Op* op_of(const RunView& v, const graph::OpRef& r) {
   if (r.chunk < 0 || r.block < 0 || r.op < 0) return nullptr;
-  return &v.model.chunks[r.chunk].blocks[r.block].ops[r.op];
+  return &(*v.model.chunks[r.chunk].blocks[r.block].ops)[r.op];
 }
 
 ArgsTable make_args_table(const RunView& v) {
@@ -116,7 +116,7 @@ ArgsTable make_args_table(const RunView& v) {
       t.text_[2 * i + 1] = aggregate_text(v, r, true);
       continue;
     }
-    const auto& oc = v.cost.chunks[r.chunk].blocks[r.block].ops[r.op];
+    const auto& oc = v.cost.chunks[r.chunk].blocks[r.block]->ops[r.op];
     const int work = r.work < 0 ? 0 : r.work;
     t.text_[2 * i] = r.comm < 0 ? kernel_text(*op, oc, work) : comm_text(*op, oc, work, r.comm);
     t.text_[2 * i + 1] = t.text_[2 * i];

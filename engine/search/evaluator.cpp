@@ -33,8 +33,8 @@ Evaluation Evaluator::evaluate(const Candidate& c) {
   }
   try {
     const config::Scenario& s = scratch_;
-    const model::StepModel m = model::build_step_model(s);
-    const cost::StepCost cost = cost::cost_step(s, m);
+    const model::StepModel m = model::build_step_model(s, &op_cache_);
+    const cost::StepCost cost = cost::cost_step(s, m, &cost_cache_);
     // Chunk tasks on one rank per stage: the cheapest DAG with the same step time and memory peaks.
     graph::LoweringOptions lo;
     lo.granularity = graph::Granularity::kChunk;

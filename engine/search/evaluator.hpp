@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "engine/config/scenario.hpp"
+#include "engine/cost/step_cost.hpp"
+#include "engine/model/op_cache.hpp"
 #include "engine/search/candidate.hpp"
 
 namespace simumax::search {
@@ -50,6 +52,9 @@ class Evaluator {
   bool uneven_pp_;
   double peak_tflops_ = 0;  // system op "default": the MFU denominator
   config::Scenario scratch_;
+  // Layers, embeddings and heads (and their costs) built for earlier candidates that build them alike.
+  model::OpCache op_cache_;
+  cost::CostCache cost_cache_;
 };
 
 // Called from the calling thread at most ten times a second while evaluate_all runs, and once at the end:

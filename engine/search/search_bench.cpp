@@ -35,9 +35,10 @@ BenchResult bench_search(const config::Scenario& base, int64_t world_size, int64
   const auto t0 = std::chrono::steady_clock::now();
   const double cpu0 = thread_cpu_seconds();
   // One thread: evaluate_all would spread the work; the Evaluator alone is what one core does. Passes repeat
-  // until half a second of CPU time, so that the figure is not noise.
-  Evaluator ev(base, job, space.uneven_pp);
+  // until half a second of CPU time, so that the figure is not noise; each pass starts with a new Evaluator,
+  // whose caches are empty, as a search's threads start.
   for (int pass = 0; pass < 50 && r.cpu_seconds < 0.5; ++pass) {
+    Evaluator ev(base, job, space.uneven_pp);
     for (const auto& c : candidates) {
       if (ev.evaluate(c).status == Status::kEvaluated) ++r.evaluated;
     }

@@ -62,6 +62,39 @@ TEST(Search, EvaluationMatchesWhatRunReports) {
   EXPECT_GT(checked, 10);
 }
 
+// An Evaluator shares layers (and their costs) between candidates that build them alike: every candidate of
+// a dense and an MoE space must get exactly what a fresh Evaluator (empty caches) gives it.
+void expect_shared_ops_change_nothing(const config::Scenario& base, const SearchRequest& q) {
+  const auto candidates = enumerate(q.space, q.mode, base, q.job);
+  Evaluator shared(base, q.job, true);
+  int evaluated = 0;
+  for (const auto& c : candidates) {
+    const Evaluation a = shared.evaluate(c);
+    const Evaluation b = Evaluator(base, q.job, true).evaluate(c);
+    ASSERT_EQ(a.status, b.status) << label(c);
+    EXPECT_EQ(a.reason, b.reason) << label(c);
+    EXPECT_EQ(a.step_time_s, b.step_time_s) << label(c);
+    EXPECT_EQ(a.peak_alloc_bytes, b.peak_alloc_bytes) << label(c);
+    EXPECT_EQ(a.peak_reserved_bytes, b.peak_reserved_bytes) << label(c);
+    EXPECT_EQ(a.tasks, b.tasks) << label(c);
+    evaluated += a.status == Status::kEvaluated;
+  }
+  EXPECT_GT(evaluated, 20);
+}
+
+TEST(Search, SharedOpsBetweenCandidatesChangeNoResult) {
+  const config::Scenario dense = llama70b();
+  expect_shared_ops_change_nothing(dense, small_grid(dense, 64, 256));
+  const config::Scenario moe =
+      load_base(kSrc + "/models/deepseekv2-lite.json", kSrc + "/platforms/b200_bf16.json", "", 4096);
+  SearchRequest q;
+  SpaceArgs a;
+  a.tp = "1,2", a.pp = "1,2,4", a.ep = "1,2,4,8", a.mbs = "1,2", a.recompute = "none,selective:attn,full:1,full";
+  q.space = build_space(SearchMode::kGrid, a, moe, 32);
+  q.job = {32, 64, moe.strategy.seq_len};
+  expect_shared_ops_change_nothing(moe, q);
+}
+
 TEST(Search, ResultsDoNotDependOnTheThreadCount) {
   const config::Scenario base = llama70b();
   SearchRequest q = small_grid(base, 64, 256);

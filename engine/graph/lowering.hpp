@@ -25,6 +25,9 @@ enum class RankScope {
 struct LoweringOptions {
   Granularity granularity = Granularity::kLayer;
   RankScope scope = RankScope::kStages;
+  // One task for a group's run of equal, back-to-back DP buckets (when they are not overlapped): the same
+  // step for the fast executor, fewer tasks (the search); traces and SimGrid flows want every bucket.
+  bool merge_dp_buckets = false;
 };
 
 // REQUIRES: m = model::build_step_model(s), c = cost::cost_step(s, m).

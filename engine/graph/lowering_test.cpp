@@ -47,6 +47,21 @@ TEST(Lowering, OneFOneBMatchesSimuMaxExample) {
   EXPECT_NEAR(tl.makespan * 1e3, 5554.67697, 1e-4);
 }
 
+// The search lowers each group's back-to-back DP buckets as one task: the same step, fewer tasks.
+TEST(Lowering, MergedDpBucketsGiveTheSameStep) {
+  Fixture f;
+  for (int64_t zero : {0, 1}) {
+    f.s.strategy.zero_state = zero;
+    f.rebuild();
+    LoweringOptions lo{Granularity::kChunk, RankScope::kStages};
+    const TaskGraph every = lower_step(f.s, f.m, f.c, lo);
+    lo.merge_dp_buckets = true;
+    const TaskGraph merged = lower_step(f.s, f.m, f.c, lo);
+    EXPECT_LT(merged.size(), every.size()) << "zero " << zero;
+    EXPECT_NEAR(executor::run_fast(merged).makespan / executor::run_fast(every).makespan, 1.0, 1e-12);
+  }
+}
+
 TEST(Lowering, GranularityDoesNotChangeTheStepTime) {
   Fixture f;
   const double chunk = executor::run_fast(f.lower(Granularity::kChunk, RankScope::kStages)).makespan;

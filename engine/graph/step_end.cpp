@@ -10,7 +10,7 @@ namespace simumax::graph {
 namespace {
 
 void append_buckets(GraphBuilder& b, const std::vector<uint32_t>& members, int64_t count, const cost::CommTime& t,
-                    const std::string& name, bool network) {
+                    const std::string& name, bool network, bool merge) {
   if (count == 0 || t.seconds == 0) return;
   Task task;
   task.kind = TaskKind::kDpComm;
@@ -22,6 +22,11 @@ void append_buckets(GraphBuilder& b, const std::vector<uint32_t>& members, int64
   task.rank = members.front();
   task.network = network && members.size() > 1;
   task.name = b.name(name);
+  if (merge) {
+    task.seconds *= static_cast<double>(count);
+    task.latency_seconds *= static_cast<double>(count);
+    count = 1;
+  }
   for (int64_t i = 0; i < count; ++i) b.append(task);
 }
 
@@ -58,6 +63,7 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
   const auto& st = s_.strategy;
   const bool overlap_rs = st.megatron_overlap_grad_reduce, overlap_ag = st.megatron_overlap_param_gather;
   const bool net = network_comm();
+  const bool merge = options_.merge_dp_buckets && !net;
   std::vector<DpGroups> groups;
   for (const auto& stage_sets : sets) {
     groups.push_back(dp_groups(stage_sets, tp, st.ep_size * st.etp_size, options_.scope == RankScope::kStages));
@@ -90,12 +96,12 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
     const auto& e = cc.moe_dp;
     if (!overlap_rs) {
       for (const auto& g : groups[stage].dense) {
-        append_buckets(b_, g, d.all_reduce_buckets, d.all_reduce, "dp.all_reduce grads", net);
-        append_buckets(b_, g, d.reduce_scatter_buckets, d.reduce_scatter, "dp.reduce_scatter grads", net);
+        append_buckets(b_, g, d.all_reduce_buckets, d.all_reduce, "dp.all_reduce grads", net, merge);
+        append_buckets(b_, g, d.reduce_scatter_buckets, d.reduce_scatter, "dp.reduce_scatter grads", net, merge);
       }
       for (const auto& g : groups[stage].expert) {
-        append_buckets(b_, g, e.all_reduce_buckets, e.all_reduce, "edp.all_reduce grads", net);
-        append_buckets(b_, g, e.reduce_scatter_buckets, e.reduce_scatter, "edp.reduce_scatter grads", net);
+        append_buckets(b_, g, e.all_reduce_buckets, e.all_reduce, "edp.all_reduce grads", net, merge);
+        append_buckets(b_, g, e.reduce_scatter_buckets, e.reduce_scatter, "edp.reduce_scatter grads", net, merge);
       }
     }
     Task opt;
@@ -111,10 +117,10 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
     }
     if (!overlap_ag) {
       for (const auto& g : groups[stage].dense) {
-        append_buckets(b_, g, d.all_gather_buckets, d.all_gather, "dp.all_gather params", net);
+        append_buckets(b_, g, d.all_gather_buckets, d.all_gather, "dp.all_gather params", net, merge);
       }
       for (const auto& g : groups[stage].expert) {
-        append_buckets(b_, g, e.all_gather_buckets, e.all_gather, "edp.all_gather params", net);
+        append_buckets(b_, g, e.all_gather_buckets, e.all_gather, "edp.all_gather params", net, merge);
       }
     }
   }

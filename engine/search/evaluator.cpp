@@ -39,6 +39,7 @@ Evaluation Evaluator::evaluate(const Candidate& c) {
     graph::LoweringOptions lo;
     lo.granularity = graph::Granularity::kChunk;
     lo.scope = graph::RankScope::kStages;
+    lo.merge_dp_buckets = true;
     const graph::TaskGraph g = graph::lower_step(s, m, cost, lo);
     const executor::Timeline tl = executor::run_fast(g);
     memory::MemoryOptions mo;

@@ -140,9 +140,9 @@ const std::vector<BadSearch>& bad_searches() {
        "tp*cp*pp\", 12 x \"global_batch_size is not a multiple of micro_batch_size*dp\", 5 x \"pp_size does not "
        "divide layer_num\"; e.g. search: /world_size: 100 is not a multiple of tp*cp*pp = 8*1*1"},
       {"MarginLargerThanTheGpu",
-       {"--world-size", "64", "--global-batch-size", "512", "--memory-margin-gib", "96"},
-       "error: --memory-margin-gib 96 leaves no memory: the GPU of platforms/b200_bf16.json has 80 GiB (accelerator "
-       "mem_gbs); use a margin between 0 and 80 GiB (SimuMax's gmi_error is 6 to 10)"},
+       {"--world-size", "64", "--global-batch-size", "512", "--memory-margin-gib", "196"},
+       "error: --memory-margin-gib 196 leaves no memory: the GPU of platforms/b200_bf16.json has 180 GiB (accelerator "
+       "mem_gbs); use a margin between 0 and 180 GiB (SimuMax's gmi_error is 6 to 10)"},
       {"NegativeMargin",
        {"--world-size", "64", "--global-batch-size", "512", "--memory-margin-gib", "-1"},
        "error: --memory-margin-gib must not be negative, got -1"},

@@ -132,14 +132,14 @@ TEST(Search, RankingPutsTheObjectiveFirstThenHeadroom) {
 TEST(Search, MarginAsLargeAsTheGpuIsRefused) {
   const config::Scenario base = llama70b();
   SearchRequest q = small_grid(base, 64, 256);
-  q.memory_margin_gib = 80;
+  q.memory_margin_gib = 180;
   try {
     run_search(base, q);
     FAIL();
   } catch (const common::UsageError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "--memory-margin-gib 80 leaves no memory: the GPU of " + kSrc +
-                  "/platforms/b200_bf16.json has 80 GiB (accelerator mem_gbs); use a margin between 0 and 80 GiB "
+              "--memory-margin-gib 180 leaves no memory: the GPU of " + kSrc +
+                  "/platforms/b200_bf16.json has 180 GiB (accelerator mem_gbs); use a margin between 0 and 180 GiB "
                   "(SimuMax's gmi_error is 6 to 10)");
   }
 }

@@ -83,22 +83,21 @@ struct Builders {
   const OpBuilder& ob;
   OpCache& cache;
 
-  // A block of `kind` whose ops `fill` appends (returning the rows it outputs).
-  template <typename Fill>
-  OpCache::Entry block(BlockKind kind, bool rec, bool dense, int64_t rows, Fill&& fill) const {
-    return cache.get({kind, rec, dense, rows}, [&] {
+  // Gives `b` the ops of its kind that `build` appends (returning the rows they output), built on the first
+  // request; returns those rows.
+  template <typename Build>
+  int64_t fill(Block& b, bool rec, bool dense, int64_t rows, Build&& build) const {
+    const OpCache::Entry& e = cache.get({b.kind, rec, dense, rows}, [&] {
       auto ops = std::make_shared<OpList>();
-      const int64_t out_rows = fill(*ops);
+      const int64_t out_rows = build(*ops);
       auto program = std::make_shared<const BlockProgram>(block_program(*ops));
       return OpCache::Entry{std::move(ops), std::move(program), out_rows};
     });
+    b.ops = e.ops;
+    b.program = e.program;
+    return e.rows;
   }
 };
-
-void share(Block& b, const OpCache::Entry& e) {
-  b.ops = e.ops;
-  b.program = e.program;
-}
 
 // Consecutive layers of a chunk that are built identically share one block.
 void add_layer_blocks(const Builders& bs, const config::StrategyConfig& st, Chunk& c, int dense_layers,
@@ -113,10 +112,10 @@ void add_layer_blocks(const Builders& bs, const config::StrategyConfig& st, Chun
     b.kind = BlockKind::kLayer;
     b.first_layer = i;
     b.repeat = j - i;
-    share(b, bs.block(BlockKind::kLayer, rec, dense, seq_local, [&](OpList& out) {
+    bs.fill(b, rec, dense, seq_local, [&](OpList& out) {
       bs.ob.layer(out, i, seq_local, dense);
       return seq_local;
-    }));
+    });
     c.blocks.push_back(std::move(b));
     i = j;
   }
@@ -136,10 +135,7 @@ Chunk build_chunk(const config::Scenario& s, const Builders& bs, StageKind stage
   if (pre) {
     Block b;
     b.kind = BlockKind::kEmbedding;
-    const auto e = bs.block(BlockKind::kEmbedding, false, false, seq_chunk,
-                            [&](OpList& out) { return bs.ob.embedding(out, seq_chunk); });
-    share(b, e);
-    seq_local = e.rows;
+    seq_local = bs.fill(b, false, false, seq_chunk, [&](OpList& out) { return bs.ob.embedding(out, seq_chunk); });
     c.blocks.push_back(std::move(b));
   }
   // SimuMax puts every dense layer of an MoE model on the first stage (its first virtual chunk).
@@ -149,10 +145,10 @@ Chunk build_chunk(const config::Scenario& s, const Builders& bs, StageKind stage
   if (post) {
     Block b;
     b.kind = BlockKind::kHead;
-    share(b, bs.block(BlockKind::kHead, false, false, seq_local, [&](OpList& out) {
+    bs.fill(b, false, false, seq_local, [&](OpList& out) {
       bs.ob.head(out, seq_local);
       return seq_local;
-    }));
+    });
     c.blocks.push_back(std::move(b));
   }
   c.params = chunk_params(st, c);

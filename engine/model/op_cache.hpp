@@ -36,6 +36,7 @@ class OpCache {
   const Entry& get(const BlockKey& key, const std::function<Entry()>& build);
 
   size_t views() const { return views_.size(); }
+  size_t blocks() const { return entries_.size(); }
 
  private:
   std::vector<config::StrategyConfig> views_;          // distinct op views, index = view id

@@ -31,6 +31,12 @@ Evaluation Evaluator::evaluate(const Candidate& c) {
     e.detail = err.what();
     return e;
   }
+  if (op_cache_.blocks() > kMaxCachedBlocks) {
+    // A cached block holds tens of KB (ops, program, costs): a huge space would otherwise keep every one it
+    // ever built, on every thread. Start again; the costs go too, as they pin the op lists they were made for.
+    op_cache_ = model::OpCache{};
+    cost_cache_ = cost::CostCache{};
+  }
   try {
     const config::Scenario& s = scratch_;
     const model::StepModel m = model::build_step_model(s, &op_cache_);

@@ -52,6 +52,7 @@ class Evaluator {
   bool uneven_pp_;
   double peak_tflops_ = 0;  // system op "default": the MFU denominator
   config::Scenario scratch_;
+  static constexpr size_t kMaxCachedBlocks = 4096;
   // Layers, embeddings and heads (and their costs) built for earlier candidates that build them alike.
   model::OpCache op_cache_;
   cost::CostCache cost_cache_;

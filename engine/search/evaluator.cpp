@@ -16,8 +16,9 @@
 
 namespace simumax::search {
 
-Evaluator::Evaluator(const config::Scenario& base, const JobShape& job, bool uneven_pp)
-    : base_strategy_(base.strategy), job_(job), uneven_pp_(uneven_pp), scratch_(base) {
+Evaluator::Evaluator(const config::Scenario& base, const JobShape& job, bool uneven_pp, size_t max_cached_blocks)
+    : base_strategy_(base.strategy), job_(job), uneven_pp_(uneven_pp), max_cached_blocks_(max_cached_blocks),
+      scratch_(base) {
   const auto it = base.system.op.find("default");
   peak_tflops_ = it == base.system.op.end() ? 0.0 : it->second.tflops;
 }
@@ -31,7 +32,7 @@ Evaluation Evaluator::evaluate(const Candidate& c) {
     e.detail = err.what();
     return e;
   }
-  if (op_cache_.blocks() > kMaxCachedBlocks) {
+  if (op_cache_.blocks() > max_cached_blocks_) {
     // A cached block holds tens of KB (ops, program, costs): a huge space would otherwise keep every one it
     // ever built, on every thread. Start again; the costs go too, as they pin the op lists they were made for.
     op_cache_ = model::OpCache{};

@@ -36,8 +36,12 @@ struct Evaluation {
 // Evaluator; not thread-safe itself.
 class Evaluator {
  public:
+  static constexpr size_t kMaxCachedBlocks = 4096;
+
   // `base`: the model, system and the strategy fields the search does not vary.
-  Evaluator(const config::Scenario& base, const JobShape& job, bool uneven_pp);
+  // `max_cached_blocks`: past this many cached blocks the caches start again (memory per thread).
+  Evaluator(const config::Scenario& base, const JobShape& job, bool uneven_pp,
+            size_t max_cached_blocks = kMaxCachedBlocks);
 
   // Legality (search rules, then config::check_scenario), then model, cost, chunk lowering over the stages,
   // fast execution and memory replay. Never throws for a bad candidate: the result says what went wrong.
@@ -50,9 +54,9 @@ class Evaluator {
   config::StrategyConfig base_strategy_;
   JobShape job_;
   bool uneven_pp_;
+  size_t max_cached_blocks_;
   double peak_tflops_ = 0;  // system op "default": the MFU denominator
   config::Scenario scratch_;
-  static constexpr size_t kMaxCachedBlocks = 4096;
   // Layers, embeddings and heads (and their costs) built for earlier candidates that build them alike.
   model::OpCache op_cache_;
   cost::CostCache cost_cache_;

@@ -116,7 +116,8 @@ int64_t OpBuilder::linear_col(std::vector<Op>& out, const std::string& name, int
   }
   set_recompute(op, rec, true);
   const int64_t in_b = b * m * k * a, out_b = b * m * n * e_;
-  // bf16 keeps only its sequence-parallel shard of the input; fp8 keeps the gathered fp8 copy.
+  // bf16 keeps only its sequence-parallel shard of the input; fp8 keeps the gathered fp8 copy. The output layer
+  // is bf16 even under fp8 and keeps its shard (SimuMax keeps the gathered input: docs/simumax-differences.md 5).
   op.act_cache = rec.cached_inputs ? 0 : ((sp_ && !fp8) ? in_b / tp_ : in_b);
   op.act_fwd_peak = op.act_bwd_peak = in_b + out_b + (st_.use_accm_weight ? 0 : k * n * a);
   op.act_in_bytes = b * s_in * k * a;
@@ -230,7 +231,8 @@ void OpBuilder::activation(std::vector<Op>& out, const std::string& name, int64_
     op.act_fwd_peak = op.act_bwd_peak = 2 * numel_in * e_;
   }
   op.work[2] = memory_work("default", 0);
-  op.act_in_bytes = numel_in * e_;
+  // With dispatch_probs the expert activation also takes the router's int32 output as an input.
+  op.act_in_bytes = numel_in * e_ + probs_numel * 4;
   set_recompute(op, Rec{rec, false}, false);
   out.push_back(std::move(op));
 }

@@ -47,6 +47,7 @@ class OpBuilder {
   void moe(std::vector<Op>& out, int64_t s_local, const MlpRecompute& mf) const;
   void router(std::vector<Op>& out, int64_t s_local, const MlpRecompute& mf) const;
   int64_t expert_rows(int64_t s_local, bool etp_gathered) const;
+  int64_t router_out_bytes(int64_t s_local) const;  // the router's output, bytes
   void permutation(std::vector<Op>& out, int64_t s_local, int64_t rows, bool rec) const;
   void unpermutation(std::vector<Op>& out, int64_t s_local, int64_t rows, bool rec) const;
   void group_linear(std::vector<Op>& out, const std::string& name, bool col, int64_t rows, int64_t k, int64_t n,

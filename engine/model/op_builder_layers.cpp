@@ -131,9 +131,13 @@ void OpBuilder::dense_mlp(std::vector<Op>& out, const std::string& prefix, int64
                           const MlpRecompute& mf) const {
   const bool shared = prefix != "mlp";
   const bool rec = shared ? (mf.shared || mf.meg_moe) : (mf.linear || mf.meg_mlp);
-  const bool tail = mf.meg_ln;
+  // Megatron's layernorm recompute makes the dense fc1 a tail that reads the recomputed norm output. SimuMax
+  // clears that setting for the shared expert (ExpertMLP), so its fc1 keeps its input, is no tail and ends no
+  // segment: under "moe" + "layernorm" the shared expert lies inside the segment the pre-MLP norm opens, as
+  // everything does inside Megatron's MoE checkpoint.
+  const bool tail = mf.meg_ln && !shared;
   const int64_t width = m_.use_swiglu ? 2 * ffn : ffn;
-  const bool brk = selective() && mf.meg_ln && rec;
+  const bool brk = selective() && tail && rec;
   const int64_t m =
       linear_col(out, prefix + ".linear_fc1", s_local, m_.hidden_size, width, Rec{rec || tail, tail, tail, brk});
   activation(out, prefix + ".activation", st_.micro_batch_size * m * (width / tp_), rec);

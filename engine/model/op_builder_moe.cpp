@@ -90,6 +90,11 @@ void OpBuilder::router(std::vector<Op>& out, int64_t s_local, const MlpRecompute
   out.push_back(std::move(op));
 }
 
+int64_t OpBuilder::router_out_bytes(int64_t s_local) const {
+  // SimuMax types the router's output (probabilities and routing map) as int32, one per token and expert.
+  return st_.micro_batch_size * s_local * m_.expert_num * 4;
+}
+
 int64_t OpBuilder::expert_rows(int64_t s_local, bool etp_gathered) const {
   const int64_t ex = m_.expert_num;
   int64_t t = m_.topk.value_or(1) * st_.micro_batch_size *
@@ -126,7 +131,9 @@ void OpBuilder::permutation(std::vector<Op>& out, int64_t s_local, int64_t rows,
   }
   set_recompute(op, Rec{rec}, true);
   op.act_cache = b * s_local * ex * 8;  // routing map and probabilities, 8 bytes per token and expert
-  op.act_in_bytes = inp * e_;
+  // Its inputs are the hidden states and the router's output (4 bytes per token and expert): a segment opening
+  // here (after the router's break point) holds both.
+  op.act_in_bytes = inp * e_ + router_out_bytes(s_local);
   (void)rows;
   out.push_back(std::move(op));
 }
@@ -159,7 +166,8 @@ void OpBuilder::unpermutation(std::vector<Op>& out, int64_t s_local, int64_t row
     op.act_cache = before * e_;
     op.act_fwd_peak = op.act_bwd_peak = (before + after) * e_;
   }
-  op.act_in_bytes = before * e_;
+  // Without dispatch_probs the combine also reads the router's output.
+  op.act_in_bytes = before * e_ + (st_.dispatch_probs ? 0 : router_out_bytes(s_local));
   out.push_back(std::move(op));
 }
 

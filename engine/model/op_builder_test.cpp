@@ -1,0 +1,121 @@
+#include "engine/model/op_builder.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/model/memory_walk.hpp"
+
+namespace simumax::model {
+namespace {
+
+constexpr int64_t kSeq = 4096, kHidden = 1024, kExperts = 16;
+
+// A small MoE layer with a shared expert (DeepSeek's layout, GQA attention), tp1, bf16, one micro-batch of 4096.
+config::Scenario moe_with_shared_expert() {
+  config::Scenario s;
+  auto& m = s.model;
+  m.model_type = "moe";
+  m.hidden_size = kHidden;
+  m.head_num = 8;
+  m.kv_head_num = 8;
+  m.head_size = 128;
+  m.intermediate_size = 4096;
+  m.layer_num = 2;
+  m.vocab_size = 32000;
+  m.use_swiglu = true;
+  m.expert_num = kExperts;
+  m.topk = 2;
+  m.moe_ffn_hidden_size = 512;
+  m.moe_shared_expert_intermediate_size = 1024;
+  auto& st = s.strategy;
+  st.seq_len = kSeq;
+  st.micro_batch_size = 1;
+  st.micro_batch_num = 1;
+  st.world_size = 4;
+  st.ep_size = 4;
+  return s;
+}
+
+void megatron_recompute(config::StrategyConfig& st, std::vector<std::string> modules) {
+  st.enable_recompute = true;
+  st.recompute_granularity = config::RecomputeGranularity::kSelective;
+  st.recompute_layer_num = 1;
+  st.megatron_recompute = true;
+  st.megatron_recompute_modules = std::move(modules);
+}
+
+int index_of(const std::vector<Op>& ops, const std::string& name) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].name == name) return static_cast<int>(i);
+  }
+  ADD_FAILURE() << "no op " << name;
+  return 0;
+}
+
+std::vector<Op> layer_ops(const config::Scenario& s, bool dense_mlp) {
+  std::vector<Op> ops;
+  OpBuilder(s, s.model.vocab_size).layer(ops, 0, kSeq, dense_mlp);
+  return ops;
+}
+
+// SimuMax's ExpertMLP clears Megatron's layernorm recompute for the shared expert: its fc1 keeps its input, is no
+// tail and ends no segment, so under "moe" + "layernorm" the shared expert sits inside the segment the pre-MLP
+// norm opens and holds nothing (grid line g191). A dense MLP's fc1 stays a tail ending its segment.
+TEST(OpBuilder, SharedExpertIsNoLayernormRecomputeTail) {
+  auto s = moe_with_shared_expert();
+  megatron_recompute(s.strategy, {"moe", "layernorm"});
+  const auto ops = layer_ops(s, false);
+  const Op& fc1 = ops[index_of(ops, "mlp.shared_experts.linear_fc1")];
+  EXPECT_TRUE(fc1.recompute);
+  EXPECT_FALSE(fc1.cached_inputs);
+  EXPECT_FALSE(fc1.variance);
+  EXPECT_FALSE(fc1.break_point);
+  EXPECT_EQ(fc1.act_cache, kSeq * kHidden * 2);
+  const BlockProgram p = block_program(ops);
+  for (const char* name : {"mlp.shared_experts.linear_fc1", "mlp.shared_experts.activation",
+                           "mlp.shared_experts.linear_fc2", "mlp.router"}) {
+    EXPECT_EQ(p.forward[index_of(ops, name)].delta, 0) << name;
+  }
+  EXPECT_TRUE(ops[index_of(ops, "mlp.router")].break_point);
+
+  const auto dense = layer_ops(s, true);
+  const Op& dense_fc1 = dense[index_of(dense, "mlp.linear_fc1")];
+  EXPECT_TRUE(dense_fc1.recompute);
+  EXPECT_TRUE(dense_fc1.cached_inputs);
+  EXPECT_TRUE(dense_fc1.variance);
+}
+
+// The permutation takes the hidden states and the router's output (int32, one per token and expert): a segment
+// opening there, after the router's break point, holds both (grid lines g191, g195).
+TEST(OpBuilder, PermutationOpeningASegmentHoldsTheRouterOutput) {
+  auto s = moe_with_shared_expert();
+  megatron_recompute(s.strategy, {"moe", "layernorm"});
+  const auto ops = layer_ops(s, false);
+  const int perm = index_of(ops, "mlp.permutation");
+  const int64_t in_bytes = kSeq * kHidden * 2 + kSeq * kExperts * 4;
+  EXPECT_EQ(ops[perm].act_in_bytes, in_bytes);
+  EXPECT_EQ(block_program(ops).forward[perm].delta, in_bytes);
+  // Without dispatch_probs the combine reads the router's output too (topk * S expert rows before it).
+  EXPECT_EQ(ops[index_of(ops, "mlp.unpermutation")].act_in_bytes, 2 * kSeq * kHidden * 2 + kSeq * kExperts * 4);
+}
+
+// Megatron's output layer is a plain ColumnParallelLinear that stays in bf16 under fp8 and, with sequence
+// parallelism, saves its input shard before the all-gather. SimuMax keeps the gathered input there whenever
+// the strategy is fp8 (tp times more: grid lines g283, g288); we keep the shard (docs/simumax-differences.md 5).
+TEST(OpBuilder, Fp8OutputLayerKeepsItsSequenceParallelShard) {
+  auto s = moe_with_shared_expert();
+  s.model.expert_num = 1;
+  s.model.model_type = "dense";
+  s.strategy.ep_size = 1;
+  s.strategy.tp_size = 4;
+  s.strategy.fp8 = true;
+  const int64_t s_local = kSeq / 4;
+  std::vector<Op> ops;
+  OpBuilder(s, s.model.vocab_size).head(ops, s_local);
+  EXPECT_EQ(ops[index_of(ops, "output_layer")].act_cache, s_local * kHidden * 2);
+}
+
+}  // namespace
+}  // namespace simumax::model

@@ -42,9 +42,12 @@ Evaluation Evaluator::evaluate(const Candidate& c) {
     const config::Scenario& s = scratch_;
     const model::StepModel m = model::build_step_model(s, &op_cache_);
     const cost::StepCost cost = cost::cost_step(s, m, &cost_cache_);
-    // Chunk tasks on one rank per stage: the cheapest DAG with the same step time and memory peaks.
+    // Chunk tasks on one rank per stage: the cheapest DAG with the same step time and memory peaks as `run`'s
+    // layer tasks. Not with Megatron's overlapped DP buckets: each waits for (or holds up) the tasks that use its
+    // parameters, and a chunk task uses all of them, so those candidates are lowered layer by layer, as `run` does.
+    const bool dp_overlap = s.strategy.megatron_overlap_grad_reduce || s.strategy.megatron_overlap_param_gather;
     graph::LoweringOptions lo;
-    lo.granularity = graph::Granularity::kChunk;
+    lo.granularity = dp_overlap ? graph::Granularity::kLayer : graph::Granularity::kChunk;
     lo.scope = graph::RankScope::kStages;
     lo.merge_dp_buckets = true;
     const graph::TaskGraph g = graph::lower_step(s, m, cost, lo);

@@ -40,8 +40,7 @@ SearchRequest small_grid(const config::Scenario& base, int64_t world, int64_t gb
   return q;
 }
 
-TEST(Search, EvaluationMatchesWhatRunReports) {
-  const config::Scenario base = llama70b();
+void expect_evaluations_match_run(const config::Scenario& base) {
   const SearchRequest q = small_grid(base, 64, 256);
   const auto candidates = enumerate(q.space, q.mode, base, q.job);
   Evaluator ev(base, q.job, true);
@@ -60,6 +59,15 @@ TEST(Search, EvaluationMatchesWhatRunReports) {
     ++checked;
   }
   EXPECT_GT(checked, 10);
+}
+
+TEST(Search, EvaluationMatchesWhatRunReports) { expect_evaluations_match_run(llama70b()); }
+
+// Megatron's overlapped DP buckets wait for the layers that use their parameters: still what `run` reports.
+TEST(Search, EvaluationWithOverlappedDpBucketsMatchesWhatRunReports) {
+  config::Scenario base = llama70b();
+  base.strategy.megatron_overlap_grad_reduce = base.strategy.megatron_overlap_param_gather = true;
+  expect_evaluations_match_run(base);
 }
 
 // An Evaluator shares layers (and their costs) between candidates that build them alike: every candidate of

@@ -63,10 +63,14 @@ void expect_evaluations_match_run(const config::Scenario& base) {
 
 TEST(Search, EvaluationMatchesWhatRunReports) { expect_evaluations_match_run(llama70b()); }
 
-// Megatron's overlapped DP buckets wait for the layers that use their parameters: still what `run` reports.
-TEST(Search, EvaluationWithOverlappedDpBucketsMatchesWhatRunReports) {
+// Megatron's overlapped DP buckets wait for the layers that use their parameters, and every overlap slows the
+// compute beside it: still what `run` reports.
+TEST(Search, EvaluationWithOverlapMatchesWhatRunReports) {
   config::Scenario base = llama70b();
   base.strategy.megatron_overlap_grad_reduce = base.strategy.megatron_overlap_param_gather = true;
+  expect_evaluations_match_run(base);
+  base.strategy.megatron_tp_comm_overlap = base.strategy.megatron_overlap_p2p_comm = true;
+  base.strategy.sm_contention = 0.1;
   expect_evaluations_match_run(base);
 }
 

@@ -231,53 +231,40 @@ Task StageEmitter::compute_task(Pass pass, int mb, int vchunk) {
 }
 
 void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
-  const int ci = m_.compute_chunks[stage][vchunk];
-  chunk_now_ = ci;
-  const int layer0 = m_.first_layer[stage][vchunk];
-  const auto& chunk = m_.chunks[ci];
-  Task base = compute_task(Pass::kForward, mb, vchunk);
-  if (options_.granularity == Granularity::kChunk) {
-    coarse(lanes, base, c_.chunks[ci].fwd_seconds, fwd_name_[0], OpRef{ci}, chunk_mem_[ci].fwd,
-           {chunk.params.dense_numel, chunk.params.moe_numel});
-    return;
-  }
-  for (size_t k = 0; k < chunk.blocks.size(); ++k) {
-    const auto& blk = chunk.blocks[k];
-    for (int i = 0; i < blk.repeat; ++i) {
-      Task t = base;
-      t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + i;
-      if (options_.granularity == Granularity::kLayer) {
-        coarse(lanes, t, block_seconds(ci, k, true), fwd_name_[1 + block_index(blk.kind)],
-               OpRef{ci, static_cast<int32_t>(k)}, block_mem_[ci][k].fwd, block_params_[ci][k]);
-        continue;
-      }
-      emit_block(lanes, ci, k, true, t);
-    }
-  }
+  pass(stage, lanes, mb, vchunk, true);
 }
 
 void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
+  pass(stage, lanes, mb, vchunk, false);
+}
+
+void StageEmitter::pass(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk, bool fwd) {
   const int ci = m_.compute_chunks[stage][vchunk];
   chunk_now_ = ci;
   const int layer0 = m_.first_layer[stage][vchunk];
   const auto& chunk = m_.chunks[ci];
-  Task base = compute_task(Pass::kBackward, mb, vchunk);
+  const auto side = [fwd](const BlockMem& m) { return fwd ? m.fwd : m.bwd; };
+  const uint32_t* names = fwd ? fwd_name_ : bwd_name_;
+  const Task base = compute_task(fwd ? Pass::kForward : Pass::kBackward, mb, vchunk);
   if (options_.granularity == Granularity::kChunk) {
-    coarse(lanes, base, c_.chunks[ci].bwd_seconds, bwd_name_[0], OpRef{ci}, chunk_mem_[ci].bwd,
-           {chunk.params.dense_numel, chunk.params.moe_numel});
+    coarse(lanes, base, fwd ? c_.chunks[ci].fwd_seconds : c_.chunks[ci].bwd_seconds, names[0], OpRef{ci},
+           side(chunk_mem_[ci]), {chunk.params.dense_numel, chunk.params.moe_numel});
     return;
   }
-  for (size_t k = chunk.blocks.size(); k-- > 0;) {
+  // The forward runs the blocks and their layers in order, the backward in reverse.
+  const size_t n = chunk.blocks.size();
+  for (size_t j = 0; j < n; ++j) {
+    const size_t k = fwd ? j : n - 1 - j;
     const auto& blk = chunk.blocks[k];
-    for (int i = blk.repeat; i-- > 0;) {
+    for (int r = 0; r < blk.repeat; ++r) {
       Task t = base;
-      t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + i;
+      t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + (fwd ? r : blk.repeat - 1 - r);
       if (options_.granularity == Granularity::kLayer) {
-        coarse(lanes, t, block_seconds(ci, k, false), bwd_name_[1 + block_index(blk.kind)],
-               OpRef{ci, static_cast<int32_t>(k)}, block_mem_[ci][k].bwd, block_params_[ci][k]);
+        coarse(lanes, t, block_seconds(ci, k, fwd), names[1 + block_index(blk.kind)],
+               OpRef{ci, static_cast<int32_t>(k)}, side(block_mem_[ci][k]), block_params_[ci][k]);
         continue;
       }
-      emit_block(lanes, ci, k, false, t);
+      emit_block(lanes, ci, k, fwd, t);
     }
   }
 }

@@ -38,6 +38,8 @@ class StageEmitter {
   void note_params(const std::vector<uint32_t>& lanes, bool forward, int mb, int64_t dense, int64_t moe);
   void overlapped_buckets(const std::vector<uint32_t>& group, bool expert, bool gather);
 
+  // One stage's forward (fwd) or backward of micro-batch `mb` in virtual chunk `vchunk`.
+  void pass(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk, bool fwd);
   struct BlockMem {
     model::MemSpan fwd, bwd;
   };

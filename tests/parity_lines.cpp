@@ -45,6 +45,13 @@ std::string memory_difference_reason(const config::GridCase& gc) {
   return "";
 }
 
+double time_tolerance(const config::GridCase&) { return kExactTolerance; }
+
+double memory_tolerance(const config::GridCase& gc) {
+  const auto& st = gc.scenario.strategy;
+  return st.fp8 && st.enable_sequence_parallel && st.tp_size > 1 ? kParityTolerance : kExactTolerance;
+}
+
 double stage_peak(const report::Summary& s, const std::string& stage_key) {
   double best = 0;
   for (const auto& st : s.stages) {

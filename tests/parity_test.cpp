@@ -15,8 +15,6 @@
 namespace simumax {
 namespace {
 
-constexpr double kTolerance = 0.005;
-
 void check_line(const config::GridCase& gc, ExecutorKind executor, graph::RankScope scope) {
   RunOptions o;
   o.executor = executor;
@@ -24,13 +22,13 @@ void check_line(const config::GridCase& gc, ExecutorKind executor, graph::RankSc
   const RunResult r = simulate(gc.scenario, o);
   const auto& sum = r.summary;
   if (tests::time_difference_reason(gc).empty()) {
-    EXPECT_NEAR(sum.step_time_ms / gc.step_time_ms, 1.0, kTolerance)
+    EXPECT_NEAR(sum.step_time_ms / gc.step_time_ms, 1.0, tests::time_tolerance(gc))
         << "ours " << sum.step_time_ms << " ms, SimuMax " << gc.step_time_ms << " ms";
   }
   if (tests::memory_difference_reason(gc).empty()) {
     for (const auto& [stage, expected] : gc.peak_alloc_bytes_by_stage) {
       const double ours = tests::stage_peak(sum, stage);
-      EXPECT_NEAR(ours / expected, 1.0, kTolerance)
+      EXPECT_NEAR(ours / expected, 1.0, tests::memory_tolerance(gc))
           << stage << ": ours " << ours << " B, SimuMax " << expected << " B";
     }
   }

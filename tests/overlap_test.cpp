@@ -50,6 +50,7 @@ struct RankLanes {
 
 struct TracedRun {
   double step_ms = 0;
+  double pp_ms = 0;  // summary: the pipeline's end (pp_time_with_straggler_ms)
   std::map<int64_t, RankLanes> ranks;  // by pid
 };
 
@@ -58,7 +59,9 @@ TracedRun run(const std::string& name, bool overlap) {
   const auto r = run_cli({"run", scenario.string(), "--trace", "-q", "-o", out.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   TracedRun result;
-  result.step_ms = json::parse(read_file((out / "summary.json").string()))["step_time_ms"].get<double>();
+  const json summary = json::parse(read_file((out / "summary.json").string()));
+  result.step_ms = summary["step_time_ms"].get<double>();
+  result.pp_ms = summary["pp_time_with_straggler_ms"].get<double>();
   const json trace = json::parse(read_file((out / "trace.json").string()));
   std::map<std::pair<int64_t, int64_t>, std::string> lane;
   for (const auto& e : trace["traceEvents"]) {
@@ -118,6 +121,19 @@ TEST(OverlapB200, TraceShowsDpBucketsOnTheirOwnLaneBesideCompute) {
     const double beside_ms = (report::covered_length(dp) - report::uncovered_length(dp, compute)) / 1e3;
     EXPECT_GT(beside_ms, 20.0) << "rank " << pid;
   }
+}
+
+// The pipeline ends with the last compute (not at the flush barrier, which also waits for the DP buckets still in
+// flight): the exposed DP tail is not counted as pipeline bubble.
+TEST(OverlapB200, PipelineEndsWithTheLastComputeNotTheDpTail) {
+  const TracedRun on = run("pp_end", true);
+  double compute_end_us = 0, dp_end_us = 0;
+  for (const auto& [pid, lanes] : on.ranks) {
+    for (const auto& iv : lanes.by_lane.at("compute")) compute_end_us = std::max(compute_end_us, iv.second);
+    for (const auto& iv : lanes.by_lane.at("dp comm")) dp_end_us = std::max(dp_end_us, iv.second);
+  }
+  EXPECT_NEAR(on.pp_ms, compute_end_us / 1e3, 1e-3);
+  EXPECT_GT(dp_end_us / 1e3, on.pp_ms + 1.0);  // the buckets' exposed tail comes after it
 }
 
 }  // namespace

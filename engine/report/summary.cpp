@@ -90,10 +90,11 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
   out.num_tasks = g.size();
   out.efficiency_table_misses = count_misses(m, c);
   out.step_time_ms = common::ms(tl.makespan);
-  // The pipeline ends at the flush barrier, where every rank has finished its last backward.
+  // The pipeline ends when the last forward, backward or transfer of a micro-batch does (the flush barrier,
+  // unless overlapped DP buckets are still in flight: their exposed tail is DP time, not pipeline bubble).
   double pp_end = 0;
   for (uint32_t t = 0; t < g.size(); ++t) {
-    if (g.tasks[t].kind == graph::TaskKind::kBarrier) pp_end = std::max(pp_end, tl.start[t]);
+    if (g.tasks[t].pass != graph::Pass::kStep) pp_end = std::max(pp_end, tl.end[t]);
   }
   out.pp_time_ms = common::ms(pp_end);
   out.tokens_per_iter = st.seq_len * out.global_batch_size;

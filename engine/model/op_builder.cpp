@@ -49,6 +49,25 @@ PassWork OpBuilder::linear_work(int64_t flops, const std::string& key, double by
   return w;
 }
 
+Op OpBuilder::linear_op(const std::string& name, OpType type, int64_t m, int64_t k, int64_t n, int64_t a, double ob,
+                       bool wgrad_reads_weight) const {
+  const int64_t b = st_.micro_batch_size;
+  const int64_t flops = 2 * b * m * k * n;
+  const double wb = static_cast<double>(k * n * a), ib = static_cast<double>(b * m * k * a);
+  const double mg = st_.use_fused_grad_accumulation ? static_cast<double>(k * n * 4) : 0.0;
+  const auto keys = linear_keys(b, m, k, n);
+  Op op;
+  op.name = name;
+  op.type = type;
+  op.work[0] = linear_work(flops, keys[0], ib + wb + ob);
+  op.work[1] = linear_work(flops, keys[1], wb + ob + ib);
+  op.work[2] = linear_work(flops, keys[2], wgrad_reads_weight ? ob + ib + wb + mg : ob + ib + mg);
+  op.dense_numel = k * n;
+  op.weight_elem_bytes = static_cast<int>(a);
+  add_te_dummy(op, n, k);
+  return op;
+}
+
 bool OpBuilder::selective() const {
   return st_.recompute_granularity == config::RecomputeGranularity::kSelective;
 }
@@ -93,17 +112,7 @@ int64_t OpBuilder::linear_col(std::vector<Op>& out, const std::string& name, int
   const bool fp8 = st_.fp8 && !lm_head;
   if (fp8) quantizer(out, name, b * s_in * k, rec.on);
   const int64_t a = fp8 ? 1 : e_;
-  const int64_t flops = 2 * b * m * k * n;
-  const double wb = static_cast<double>(k * n * a), ib = static_cast<double>(b * m * k * a),
-               ob = static_cast<double>(b * m * n * e_);
-  const double mg = st_.use_fused_grad_accumulation ? static_cast<double>(k * n * 4) : 0.0;
-  const auto keys = linear_keys(b, m, k, n);
-  Op op;
-  op.name = name;
-  op.type = OpType::kLinearCol;
-  op.work[0] = linear_work(flops, keys[0], ib + wb + ob);
-  op.work[1] = linear_work(flops, keys[1], wb + ob + ib);
-  op.work[2] = linear_work(flops, keys[2], ob + ib + wb + mg);
+  Op op = linear_op(name, OpType::kLinearCol, m, k, n, a, static_cast<double>(b * m * n * e_), true);
   if (tp_ > 1) {
     const double c = static_cast<double>(b * m * k * e_);
     if (sp_) {
@@ -121,9 +130,6 @@ int64_t OpBuilder::linear_col(std::vector<Op>& out, const std::string& name, int
   op.act_cache = rec.cached_inputs ? 0 : ((sp_ && !fp8) ? in_b / tp_ : in_b);
   op.act_fwd_peak = op.act_bwd_peak = in_b + out_b + (st_.use_accm_weight ? 0 : k * n * a);
   op.act_in_bytes = b * s_in * k * a;
-  op.dense_numel = k * n;
-  op.weight_elem_bytes = static_cast<int>(a);
-  add_te_dummy(op, n, k);
   out.push_back(std::move(op));
   return m;
 }
@@ -136,18 +142,8 @@ int64_t OpBuilder::linear_row(std::vector<Op>& out, const std::string& name, int
   const int64_t a = st_.fp8 ? 1 : e_;
   const int64_t s_out = sp_ ? m / tp_ : m;
   const int64_t mo = sp_ ? s_out * tp_ : s_out;
-  const int64_t flops = 2 * b * m * k * n;
-  const double wb = static_cast<double>(k * n * a), ib = static_cast<double>(b * m * k * a),
-               ob = static_cast<double>(b * mo * n * e_);
-  const double mg = st_.use_fused_grad_accumulation ? static_cast<double>(k * n * 4) : 0.0;
-  const auto keys = linear_keys(b, m, k, n);
-  Op op;
-  op.name = name;
-  op.type = OpType::kLinearRow;
-  op.work[0] = linear_work(flops, keys[0], ib + wb + ob);
-  op.work[1] = linear_work(flops, keys[1], wb + ob + ib);
   // SimuMax's row-parallel wgrad bytes have no weight term (kept for parity; see docs/simumax-differences.md).
-  op.work[2] = linear_work(flops, keys[2], ob + ib + mg);
+  Op op = linear_op(name, OpType::kLinearRow, m, k, n, a, static_cast<double>(b * mo * n * e_), false);
   if (tp_ > 1) {
     const double c = static_cast<double>(b * mo * n * e_);
     if (sp_) {
@@ -161,9 +157,6 @@ int64_t OpBuilder::linear_row(std::vector<Op>& out, const std::string& name, int
   op.act_cache = rec.cached_inputs ? 0 : b * m * k * a;
   op.act_fwd_peak = op.act_bwd_peak = b * m * k * a + b * m * n * e_ + (st_.use_accm_weight ? 0 : k * n * a);
   op.act_in_bytes = b * m * k * a;
-  op.dense_numel = k * n;
-  op.weight_elem_bytes = static_cast<int>(a);
-  add_te_dummy(op, n, k);
   out.push_back(std::move(op));
   return s_out;
 }

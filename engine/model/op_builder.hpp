@@ -63,6 +63,11 @@ class OpBuilder {
   // SimuMax's GEMM shape keys of a linear with input [b, m, k] and n outputs: forward, grad-input, grad-weight.
   std::array<std::string, kNumPasses> linear_keys(int64_t b, int64_t m, int64_t k, int64_t n) const;
   PassWork linear_work(int64_t flops, const std::string& key, double bytes) const;
+  // A linear's op with its three GEMM passes (input [b, m, k] of `a`-byte elements, n outputs, `ob` output bytes;
+  // SimuMax's bytes: input, weight, output, and the fp32 main-grad accumulation in the weight gradient, which
+  // also reads the weight when `wgrad_reads_weight`) and its parameters. Communication and memory: the caller's.
+  Op linear_op(const std::string& name, OpType type, int64_t m, int64_t k, int64_t n, int64_t a, double ob,
+               bool wgrad_reads_weight) const;
   void add_te_dummy(Op& op, int64_t rows, int64_t cols) const;
 
   const config::ModelConfig& m_;

@@ -9,6 +9,8 @@
 
 namespace simumax::config {
 
+const char* to_string(Fidelity f) { return f == Fidelity::kSimuMax ? "simumax" : "megatron"; }
+
 bool StrategyConfig::version_at_least(const Version& have, const Version& threshold) {
   if (!have || !threshold) return false;
   return *have >= *threshold;
@@ -140,6 +142,9 @@ void read_recompute_and_kernels(ObjectReader& r, StrategyConfig& s) {
   s.megatron_tp_comm_overlap = r.bool_or("megatron_tp_comm_overlap", false);
   s.megatron_moe_shared_expert_overlap = r.bool_or("megatron_moe_shared_expert_overlap", false);
   if (auto f = r.optional_number("sm_contention", Sign::kNonNegative)) s.sm_contention = *f;
+  s.fidelity = r.optional_choice("fidelity", {"megatron", "simumax"}).value_or("megatron") == "simumax"
+                   ? Fidelity::kSimuMax
+                   : Fidelity::kMegatron;
   s.te_version = read_version(r, "te_version", nullptr);
   s.te_dummy_wgrad_min_version = read_version(r, "te_dummy_wgrad_min_version", "2.3.0");
   s.te_cp_a2a_save_pre_posta2a_min_version = read_version(r, "te_cp_a2a_save_pre_posta2a_min_version", "2.8.0");

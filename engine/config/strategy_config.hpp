@@ -10,6 +10,11 @@ namespace simumax::config {
 
 enum class Dtype { kBf16, kFp16, kFp32 };
 enum class RecomputeGranularity { kNone, kFullBlock, kAttnOnly, kMlpOnly, kSdpOnly, kSelective };
+// Which model of the step (docs/accuracy.md). kMegatron, the default: what Megatron-LM + TransformerEngine
+// execute (the kernels SimuMax omits, Megatron's DP buckets, shape-aware efficiency fallback, the system's
+// calibration). kSimuMax: SimuMax v1.2's analytical model, bit for bit (the parity test runs it).
+enum class Fidelity { kMegatron, kSimuMax };
+const char* to_string(Fidelity f);
 
 // A version such as "2.11.0" parsed SimuMax's way: the first three runs of digits, zero-padded.
 // Absent (nullopt) means "feature disabled".
@@ -82,6 +87,8 @@ struct StrategyConfig {
   // all-to-all) shares the SMs (0.1 = 10 % longer); absent: the processor_usage of the collective's network
   // tier in the system config.
   std::optional<double> sm_contention;
+  Fidelity fidelity = Fidelity::kMegatron;  // "fidelity": "megatron" | "simumax" (run --fidelity overrides it)
+  bool megatron() const { return fidelity == Fidelity::kMegatron; }
 
   int64_t dp_size() const { return world_size / (pp_size * tp_size * cp_size); }
   int64_t edp_size() const { return world_size / (ep_size * etp_size * pp_size); }

@@ -1,7 +1,11 @@
 #include "engine/config/system_config.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <vector>
+
+#include <spdlog/fmt/fmt.h>
 
 #include "engine/common/logging.hpp"
 #include "engine/config/config_parsers.hpp"
@@ -64,6 +68,13 @@ ComputeOpConfig read_compute_op(ObjectReader r) {
       if (const auto eff = table->optional_number(key, Sign::kPositive)) op.accurate_efficient_factor[key] = *eff;
     }
   }
+  for (const auto& [key, eff] : std::map<std::string, double>(op.accurate_efficient_factor.begin(),
+                                                               op.accurate_efficient_factor.end())) {
+    ShapePoint p;
+    if (!parse_shape_key(key, p)) continue;
+    p.efficiency = eff;
+    op.shapes.push_back(std::move(p));
+  }
   r.finish(UnknownKeys::kError);
   return op;
 }
@@ -124,6 +135,19 @@ void read_accelerator(ObjectReader r, SystemConfig& sys) {
   r.finish(UnknownKeys::kWarn);
 }
 
+Calibration read_calibration(ObjectReader r) {
+  Calibration c;
+  c.compute_derate = r.number_or("compute_derate", Calibration::kDefaultComputeDerate, Sign::kAny);
+  if (c.compute_derate < Calibration::kMinComputeDerate || c.compute_derate > Calibration::kMaxComputeDerate) {
+    r.fail("compute_derate", fmt::format("expected a fraction in [{}, {}] (a slow-down of compute kernels), got {}",
+                                         Calibration::kMinComputeDerate, Calibration::kMaxComputeDerate,
+                                         c.compute_derate));
+  }
+  c.kernel_floor_us = r.optional_number("kernel_floor_us", Sign::kNonNegative);
+  r.finish(UnknownKeys::kError);
+  return c;
+}
+
 }  // namespace
 
 SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
@@ -138,8 +162,39 @@ SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
   for (const auto& name : networks.keys()) {
     if (name != "intra_with_pcie") sys.networks[name] = read_network(networks.object(name));
   }
+  if (auto c = r.optional_object("calibration")) sys.calibration = read_calibration(std::move(*c));
   r.finish(UnknownKeys::kWarn);
   return sys;
 }
 
 }  // namespace simumax::config::detail
+
+namespace simumax::config {
+
+bool parse_shape_key(const std::string& key, ShapePoint& out) {
+  out = ShapePoint{};
+  size_t pos = 0;
+  while (pos < key.size()) {
+    size_t end = key.find(',', pos);
+    if (end == std::string::npos) end = key.size();
+    std::string field = key.substr(pos, end - pos);
+    pos = end + 1;
+    field.erase(0, field.find_first_not_of(' '));
+    const size_t eq = field.find('=');
+    if (eq == std::string::npos) return false;
+    const std::string value = field.substr(eq + 1);
+    const bool numeric = !value.empty() && value.size() <= 12 &&
+                         std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!numeric) {
+      out.kind += field + ";";
+      continue;
+    }
+    const double v = static_cast<double>(std::stoll(value));
+    if (v <= 0) return false;
+    out.kind += field.substr(0, eq) + ";";
+    out.log2_dims.push_back(std::log2(v));
+  }
+  return !out.log2_dims.empty();
+}
+
+}  // namespace simumax::config

@@ -6,14 +6,28 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace simumax::config {
+
+// A measured shape of an efficiency table, for the megatron fidelity's nearest-shape fallback: the key's
+// non-numeric fields (layout, dtypes, stage: must match exactly) and the log2 of its numeric fields.
+struct ShapePoint {
+  std::string kind;
+  std::vector<double> log2_dims;
+  double efficiency = 0;
+};
+
+// Splits a SimuMax shape key ("b=1, m=4096, k=8192, n=10240, layout=TN, ...") into a ShapePoint (efficiency 0).
+// Returns false when the key has no numeric field or a numeric field that is not positive.
+bool parse_shape_key(const std::string& key, ShapePoint& out);
 
 struct ComputeOpConfig {
   double tflops = 0;                                   // decimal TFLOP/s peak
   double efficient_factor = 0;                         // fallback efficiency
   std::unordered_map<std::string, double> accurate_efficient_factor;  // exact shape key -> efficiency (hashed:
                                                                      // looked up for every GEMM of every candidate)
+  std::vector<ShapePoint> shapes;  // the table's parseable keys, sorted by key (deterministic fallback)
 };
 
 struct BandwidthConfig {
@@ -40,6 +54,21 @@ struct NetworkConfig {
   std::map<std::string, NetOpConfig> op;  // all_reduce, all_gather, reduce_scatter, p2p, all2all
 };
 
+// Ours, beyond SimuMax's schema (system key "calibration", docs/accuracy.md): the machine parameters that
+// `simumax-sim calibrate` fits from real runs. Used at megatron fidelity only.
+struct Calibration {
+  // Kernels with FLOPs (GEMMs, attention) take 1/(1 - derate) of their table time: the tables are one GPU's
+  // back-to-back timings; a training job runs at sustained clocks and waits for the slowest GPU.
+  double compute_derate = kDefaultComputeDerate;
+  // The time floor of each kernel SimuMax omits; absent: the "default" bandwidth entry's latency_us.
+  std::optional<double> kernel_floor_us;
+  static constexpr double kDefaultComputeDerate = 0.0;
+  // Beyond these the tables, not the clock, are wrong (negative: the tables were timed below the job's clock).
+  static constexpr double kMinComputeDerate = -0.2;
+  static constexpr double kMaxComputeDerate = 0.5;
+  bool operator==(const Calibration&) const = default;
+};
+
 enum class AcceleratorMode { kRoofline, kOnlyCompute };
 
 struct SystemConfig {
@@ -53,6 +82,7 @@ struct SystemConfig {
   std::map<std::string, BandwidthConfig> bandwidth;   // must contain "default"
   bool intra_with_pcie = false;
   std::map<std::string, NetworkConfig> networks;      // by tier name
+  Calibration calibration;
 };
 
 }  // namespace simumax::config

@@ -69,6 +69,7 @@ GridCase read_grid_case(const Json& doc, const std::string& shared_dir, const st
   ObjectReader input = r.object("input");
   g.scenario = read_inline_scenario(input, shared_dir, cache);
   g.scenario.name = g.id;
+  g.scenario.strategy.fidelity = Fidelity::kSimuMax;  // the grid's outputs are SimuMax's model
   g.scenario.scenario_path = source_name;
   ObjectReader out = r.object("output");
   g.step_time_ms = out.required_number("step_time_ms", Sign::kPositive);

@@ -35,7 +35,7 @@ ValidationCase load_validation_case(const std::string& path, const std::string& 
 struct GridCase {
   std::string id, family;
   std::vector<std::string> tags;
-  Scenario scenario;  // name = id; inline configs located at "/input/model", "/input/strategy"
+  Scenario scenario;  // name = id; inline configs located at "/input/model", "/input/strategy"; simumax fidelity
   double step_time_ms = 0;
   double pp_time_ms = 0;
   double mfu = 0;

@@ -13,6 +13,7 @@ config::Scenario llama3_8b_a100_tp1_pp2() {
   config::Scenario s = config::load_configs(kShared + "/simumax-configs/models/llama3-8b.json",
                                             kShared + "/simumax-configs/strategy/tp1_pp2_dp4_mbs1.json",
                                             kShared + "/simumax-configs/system/a100_pcie.json");
+  s.strategy.fidelity = config::Fidelity::kSimuMax;  // SimuMax's numbers
   return s;
 }
 
@@ -81,9 +82,50 @@ TEST(KernelCost, MissingShapeFallsBackToDefaultEfficiency) {
   w.compute_op = "matmul";
   w.flops = 1e12;
   w.shape_key = "b=1, m=7, k=7, n=7, layout=TN, accumulate=False, out_dtype=bf16";
-  const auto t = kernel_time(sys, w);
+  const auto t = kernel_time(sys, w, config::Fidelity::kSimuMax);
   EXPECT_FALSE(t.table_hit);
   EXPECT_NEAR(t.seconds, 1e12 / (2250e12 * sys.op.at("matmul").efficient_factor), 1e-15);
+}
+
+TEST(KernelCost, NearestShapeTakesTheMeasuredNeighbours) {
+  config::ComputeOpConfig op;
+  op.tflops = 100;
+  op.efficient_factor = 0.1;
+  for (auto [key, eff] : {std::pair<const char*, double>{"b=1, m=1024, k=1024, n=1024, layout=TN", 0.5},
+                          {"b=1, m=4096, k=4096, n=4096, layout=TN", 0.8},
+                          {"b=1, m=4096, k=4096, n=4096, layout=NN", 0.2}}) {
+    config::ShapePoint p;
+    ASSERT_TRUE(config::parse_shape_key(key, p));
+    p.efficiency = eff;
+    op.shapes.push_back(p);
+  }
+  // A measured shape is its own nearest neighbour; one between two measured ones lies between them; another
+  // layout is never a neighbour; an unparseable key or an unknown kind has none.
+  EXPECT_NEAR(*nearest_shape_efficiency(op, "b=1, m=4096, k=4096, n=4096, layout=TN"), 0.8, 1e-3);
+  const double mid = *nearest_shape_efficiency(op, "b=1, m=2048, k=2048, n=2048, layout=TN");
+  EXPECT_GT(mid, 0.5);
+  EXPECT_LT(mid, 0.8);
+  EXPECT_NEAR(*nearest_shape_efficiency(op, "b=1, m=2048, k=2048, n=2048, layout=NN"), 0.2, 1e-12);
+  EXPECT_FALSE(nearest_shape_efficiency(op, "b=1, m=2048, k=2048, n=2048, layout=NT"));
+  EXPECT_FALSE(nearest_shape_efficiency(op, "no numbers here"));
+}
+
+TEST(KernelCost, MegatronLevelPricesAMissFromNeighboursAndDerates) {
+  auto sys = config::load_system_file(kShared + "/simumax-configs/system/b200_bf16_ceperm.json");
+  model::PassWork w;
+  w.compute_op = "matmul";
+  w.flops = 1e12;
+  w.shape_key = "b=1, m=4096, k=8192, n=10241, layout=TN, accumulate=False, out_dtype=bf16";  // one off a measured n
+  const auto flat = kernel_time(sys, w, config::Fidelity::kSimuMax);
+  const auto near = kernel_time(sys, w, config::Fidelity::kMegatron);
+  EXPECT_FALSE(flat.interpolated);
+  EXPECT_TRUE(near.interpolated);
+  const double measured = sys.op.at("matmul").accurate_efficient_factor.at(
+      "b=1, m=4096, k=8192, n=10240, layout=TN, accumulate=False, out_dtype=bf16");
+  EXPECT_NEAR(near.compute_seconds, 1e12 / (2250e12 * measured), 0.05 * near.compute_seconds);
+  sys.calibration.compute_derate = 0.2;
+  EXPECT_NEAR(kernel_time(sys, w, config::Fidelity::kMegatron).compute_seconds, near.compute_seconds / 0.8, 1e-15);
+  EXPECT_EQ(kernel_time(sys, w, config::Fidelity::kSimuMax).compute_seconds, flat.compute_seconds);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ struct Fixture {
                              kShared + "/simumax-configs/strategy/" + strategy,
                              kShared + "/simumax-configs/system/" + system);
     if (layers > 0) s.model.layer_num = layers;
+    s.strategy.fidelity = config::Fidelity::kSimuMax;  // SimuMax's examples and numbers
     rebuild();
   }
   void rebuild() {

@@ -28,7 +28,7 @@ config::Scenario llama2_7b_two_layers() {
   st.micro_batch_num = 1;
   st.world_size = 8;
   st.tp_size = 2;
-  s.system.op["default"] = {100, 0.5, {}};
+  s.system.op["default"] = {100, 0.5, {}, {}};
   s.system.bandwidth["default"] = {1000, 0.5, 10, 0, {}};
   return s;
 }

@@ -26,9 +26,11 @@ config::Scenario llama70b() {
 // SimuMax's examples/search_strategy_llama3_8b.py: llama3-8b on 8 A100-PCIe, tp1 pp2 dp4 without recompute,
 // global batch 32, gmi_error 10, reserved memory.
 config::Scenario simumax_example_base() {
-  return load_base(kShared + "/simumax-configs/models/llama3-8b.json",
-                   kShared + "/simumax-configs/system/a100_pcie.json",
-                   kSrc + "/tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", 0);
+  config::Scenario s = load_base(kShared + "/simumax-configs/models/llama3-8b.json",
+                                 kShared + "/simumax-configs/system/a100_pcie.json",
+                                 kSrc + "/tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", 0);
+  s.strategy.fidelity = config::Fidelity::kSimuMax;  // SimuMax's own search results
+  return s;
 }
 
 SearchRequest small_grid(const config::Scenario& base, int64_t world, int64_t gbs) {

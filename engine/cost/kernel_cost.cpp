@@ -1,6 +1,8 @@
 #include "engine/cost/kernel_cost.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 #include "engine/common/units.hpp"
 
@@ -21,7 +23,44 @@ double memory_seconds(const config::SystemConfig& sys, const std::string& name, 
   return bytes / (bw.gbps * common::kGiB * bw.efficient_factor) + bw.latency_us * 1e-6;
 }
 
-KernelTime kernel_time(const config::SystemConfig& sys, const model::PassWork& w) {
+double extra_kernel_seconds(const config::SystemConfig& sys, double bytes) {
+  const auto& bw = bandwidth_entry(sys, "default");
+  const double floor_us = sys.calibration.kernel_floor_us.value_or(bw.latency_us);
+  return bytes / (bw.gbps * common::kGiB * bw.efficient_factor) + floor_us * 1e-6;
+}
+
+std::optional<double> nearest_shape_efficiency(const config::ComputeOpConfig& op, const std::string& key) {
+  config::ShapePoint q;
+  if (!config::parse_shape_key(key, q)) return std::nullopt;
+  constexpr size_t kNeighbours = 4;
+  std::array<std::pair<double, double>, kNeighbours> best{};  // (squared distance, efficiency), nearest first
+  size_t found = 0;
+  for (const auto& p : op.shapes) {
+    if (p.kind != q.kind || p.log2_dims.size() != q.log2_dims.size()) continue;
+    double d2 = 0;
+    for (size_t i = 0; i < q.log2_dims.size(); ++i) d2 += (p.log2_dims[i] - q.log2_dims[i]) * (p.log2_dims[i] - q.log2_dims[i]);
+    if (found < kNeighbours) {
+      best[found++] = {d2, p.efficiency};
+    } else if (d2 < best[kNeighbours - 1].first) {
+      best[kNeighbours - 1] = {d2, p.efficiency};
+    } else {
+      continue;
+    }
+    // Keep the list sorted; ties keep table (key) order, so the result is deterministic.
+    std::stable_sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(found),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  if (found == 0) return std::nullopt;
+  double wsum = 0, esum = 0;
+  for (size_t i = 0; i < found; ++i) {
+    const double w = 1.0 / (best[i].first + 1e-3);  // log2 units: 1e-3 ~ a 2 % difference in one dimension
+    wsum += w;
+    esum += w * best[i].second;
+  }
+  return esum / wsum;
+}
+
+KernelTime kernel_time(const config::SystemConfig& sys, const model::PassWork& w, config::Fidelity fidelity) {
   KernelTime t;
   if (w.flops != 0) {
     auto it = sys.op.find(w.compute_op);
@@ -32,9 +71,15 @@ KernelTime kernel_time(const config::SystemConfig& sys, const model::PassWork& w
       if (hit != op.accurate_efficient_factor.end()) {
         eff = hit->second;
         t.table_hit = true;
+      } else if (fidelity == config::Fidelity::kMegatron) {
+        if (auto near = nearest_shape_efficiency(op, w.shape_key)) {
+          eff = *near;
+          t.interpolated = true;
+        }
       }
     }
     t.compute_seconds = w.flops / (op.tflops * common::kTera * eff);
+    if (fidelity == config::Fidelity::kMegatron) t.compute_seconds /= 1.0 - sys.calibration.compute_derate;
   }
   for (double b : w.mem_bytes) t.memory_seconds += memory_seconds(sys, w.compute_op, b);
   if (sys.mode == config::AcceleratorMode::kOnlyCompute) {

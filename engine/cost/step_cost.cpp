@@ -71,10 +71,14 @@ GroupInfo group_info(const config::StrategyConfig& st, const Nets& nets, CommGro
 OpCost cost_op(const config::Scenario& s, const Nets& nets, const model::Op& op) {
   OpCost c;
   for (int p = 0; p < model::kNumPasses; ++p) {
-    const KernelTime k = kernel_time(s.system, op.work[p]);
+    const KernelTime k = kernel_time(s.system, op.work[p], s.strategy.fidelity);
     if (!std::isfinite(k.seconds)) unusable_efficiency(s, op.work[p]);
     c.seconds[p] = k.seconds;
     c.table_hit[p] = k.table_hit;
+    c.interpolated[p] = k.interpolated;
+    // Megatron fidelity: the kernels Megatron-LM + TE run beside this op (model/op_builder_megatron.cpp), serial
+    // with it on the compute stream.
+    for (double bytes : op.extra_kernel_bytes[p]) c.seconds[p] += extra_kernel_seconds(s.system, bytes);
     for (const auto& cm : op.comm[p]) {
       const GroupInfo gi = group_info(s.strategy, nets, cm.group);
       const CommTime t = comm_time(s.system, s.strategy, cm.coll, cm.bytes, gi.size, *gi.net, CommStage::kLayer,
@@ -95,10 +99,26 @@ DpCost dp_cost(const config::Scenario& s, double grad_bytes, int64_t n, const st
   DpCost d;
   d.group_size = n;
   d.net = net;
-  const double bucket = static_cast<double>(std::max<int64_t>(40000000, 1000000 * n) * 4);
-  d.bucket_bytes = bucket;
   const double ag_bytes = grad_bytes / static_cast<double>(st.main_grad_bytes()) *
                           static_cast<double>(st.element_bytes());
+  if (st.megatron() && !st.megatron_overlap_grad_reduce && !st.megatron_overlap_param_gather) {
+    // distributed_data_parallel.py, DistributedDataParallel.__init__: without overlap_grad_reduce the bucket
+    // size is None, so the whole gradient buffer is one bucket, reduced (and its parameters gathered) in one
+    // collective each.
+    const int64_t count = grad_bytes > 0 ? 1 : 0;
+    d.bucket_bytes = grad_bytes;
+    if (st.zero_state >= 1) {
+      d.reduce_scatter_buckets = d.all_gather_buckets = count;
+      d.reduce_scatter = comm_time(s.system, st, Coll::kReduceScatter, grad_bytes, n, net, stage);
+      d.all_gather = comm_time(s.system, st, Coll::kAllGather, ag_bytes, n, net, stage);
+    } else {
+      d.all_reduce_buckets = count;
+      d.all_reduce = comm_time(s.system, st, Coll::kAllReduce, grad_bytes, n, net, stage);
+    }
+    return d;
+  }
+  const double bucket = static_cast<double>(std::max<int64_t>(40000000, 1000000 * n) * 4);
+  d.bucket_bytes = bucket;
   // SimuMax charges every bucket in full (the last partial one rounded up).
   auto buckets = [&](double bytes) {
     return static_cast<int64_t>(std::floor((bytes - 1) / bucket)) + 1;
@@ -133,6 +153,58 @@ OptimizerCost optimizer_cost(const config::Scenario& s, const model::ChunkParams
              {"clip", m(2 * chunk)},
              {"adam", m(chunk + 3 * state)},
              {"copy_to_bf16", m(1.5 * wbytes)}};
+  for (const auto& [name, t] : o.parts) o.seconds += t;
+  return o;
+}
+
+// The distributed optimizer's step as Megatron runs it (megatron fidelity), per chunk: N_buf gradient-buffer
+// elements, N_sh of them in this rank's shard, T parameter tensors (each grouped linear holds one per local
+// expert). Kernel counts follow the multi-tensor launchers: multi_tensor_l2norm / scale take 320 blocks of
+// 65,536 elements per launch; TE's FusedAdam takes 36 tensors or ~20.97 M elements per launch.
+OptimizerCost megatron_optimizer_cost(const config::Scenario& s, const model::Chunk& chunk) {
+  const auto& st = s.strategy;
+  const auto& p = chunk.params;
+  int64_t tensors = 0;
+  for (const auto& block : chunk.blocks) {
+    int64_t t = 0;
+    for (const auto& op : *block.ops) {
+      if (op.dense_numel + op.moe_numel == 0) continue;
+      const bool grouped = op.type == model::OpType::kGroupLinearCol || op.type == model::OpType::kGroupLinearRow;
+      t += grouped ? s.model.expert_num / st.ep_size : 1;
+    }
+    tensors += t * block.repeat;
+  }
+  const bool sharded = st.zero_state >= 1;
+  const double dense = static_cast<double>(p.dense_numel), moe = static_cast<double>(p.moe_numel);
+  const double buf = dense + moe;
+  const double shard = sharded ? dense / static_cast<double>(st.dp_size() * st.cp_size) +
+                                     moe / static_cast<double>(st.edp_size())
+                               : buf;
+  const double mg = static_cast<double>(st.main_grad_bytes());
+  const double buffers = moe > 0 ? 2 : 1;
+  const double shard_tensors = sharded ? std::ceil(static_cast<double>(tensors) / static_cast<double>(st.dp_size())) + 1
+                                       : static_cast<double>(tensors);
+  auto k = [&](double bytes, double launches) {
+    return launches * extra_kernel_seconds(s.system, launches > 0 ? bytes / launches : 0);
+  };
+  const double mt = std::max(1.0, std::ceil(shard / (320.0 * 65536.0)));
+  const double adam = std::max({1.0, std::ceil(shard_tensors / 36.0), std::ceil(shard / 20.97e6)});
+  constexpr double kTinyBytes = 64;
+  OptimizerCost o;
+  // param_and_grad_buffer.py _ParamAndGradBuffer.reset: one memset per buffer.
+  o.parts.emplace_back("zero_grad", k(buf * mg, buffers));
+  // _ParamAndGradBucketGroup.check_grads: the norm of each buffer, isnan and isinf tested on the host.
+  o.parts.emplace_back("check_grads", k(buf * mg, buffers) + k(kTinyBytes, 4 * buffers));
+  // start_grad_sync: grad_data *= 1/dp before the reduce-scatter.
+  o.parts.emplace_back("scale", st.dp_size() * st.cp_size > 1 ? k(2 * buf * mg, buffers) : 0.0);
+  // clip_grads.py get_grad_norm_fp32: multi_tensor_l2norm over the shard, the all-reduce's helpers and .item().
+  o.parts.emplace_back("l2_norm", k(4 * shard, mt) + k(kTinyBytes, 4));
+  // clip_grad_by_total_norm_fp32: multi_tensor_scale (the norm of a new run is above the clip value).
+  o.parts.emplace_back("clip", k(8 * shard, mt));
+  // TE FusedAdam over fp32 main parameters: reads parameter, gradient, m, v; writes parameter, m, v.
+  o.parts.emplace_back("adam", k(28 * shard, adam));
+  // distrib_optimizer.py _copy_main_params_to_model_params: one copy_ per parameter shard, fp32 -> bf16.
+  o.parts.emplace_back("copy_to_bf16", k(6 * shard, shard_tensors));
   for (const auto& [name, t] : o.parts) o.seconds += t;
   return o;
 }
@@ -177,7 +249,7 @@ StepCost cost_step(const config::Scenario& s, const model::StepModel& m, CostCac
     cc.dense_dp = dp_cost(s, static_cast<double>(p.dense_grad_bytes), st.dp_size() * st.cp_size, sc.nets.dp,
                           CommStage::kDenseDp);
     cc.moe_dp = dp_cost(s, static_cast<double>(p.moe_grad_bytes), st.edp_size(), sc.nets.edp, CommStage::kExpertDp);
-    cc.optimizer = optimizer_cost(s, p);
+    cc.optimizer = st.megatron() ? megatron_optimizer_cost(s, chunk) : optimizer_cost(s, p);
     sc.chunks.push_back(std::move(cc));
   }
   if (st.pp_size > 1) {

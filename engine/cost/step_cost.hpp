@@ -24,6 +24,7 @@ struct CommCost {
 struct OpCost {
   std::array<double, model::kNumPasses> seconds{};   // kernel time of fwd / bwd-act / bwd-weight
   std::array<bool, model::kNumPasses> table_hit{};
+  std::array<bool, model::kNumPasses> interpolated{};  // a table miss priced from the nearest shapes (megatron)
   std::array<std::vector<CommCost>, model::kNumPasses> comm;
   double recompute_seconds = 0;           // kernel time replayed in the backward
   bool recompute_comm = false;            // the replay repeats comm[forward]

@@ -60,6 +60,12 @@ class OpBuilder {
                  const MlpRecompute& mf) const;
   void cross_entropy(std::vector<Op>& out, int64_t m, int64_t v_local) const;
   void set_recompute(Op& op, Rec rec, bool comm_too) const;
+  // Megatron fidelity (op_builder_megatron.cpp): the kernels SimuMax omits, attached to the ops of one layer
+  // (those from index `first` on) or of the head.
+  void megatron_layer_kernels(std::vector<Op>& out, size_t first, int64_t s_local) const;
+  void megatron_mla_kernels(std::vector<Op>& out, size_t first, double rows, double x) const;
+  void megatron_moe_kernels(std::vector<Op>& out, size_t first, int64_t s_local) const;
+  void megatron_loss_kernels(std::vector<Op>& out, size_t first) const;
   // SimuMax's GEMM shape keys of a linear with input [b, m, k] and n outputs: forward, grad-input, grad-weight.
   std::array<std::string, kNumPasses> linear_keys(int64_t b, int64_t m, int64_t k, int64_t n) const;
   PassWork linear_work(int64_t flops, const std::string& key, double bytes) const;

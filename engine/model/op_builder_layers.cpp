@@ -147,6 +147,7 @@ void OpBuilder::dense_mlp(std::vector<Op>& out, const std::string& prefix, int64
 void OpBuilder::layer(std::vector<Op>& out, int local_layer, int64_t seq_local, bool dense_mlp_layer) const {
   const AttnRecompute af = attn_recompute(st_, local_layer);
   const MlpRecompute mf = mlp_recompute(st_, local_layer);
+  const size_t first = out.size();
   norm(out, "input_layernorm", seq_local, m_.hidden_size, af.in_ln);
   if (m_.attention_type == config::AttentionType::kMla) {
     mla_attention(out, seq_local, af);
@@ -159,6 +160,7 @@ void OpBuilder::layer(std::vector<Op>& out, int local_layer, int64_t seq_local, 
   } else {
     moe(out, seq_local, mf);
   }
+  if (st_.megatron()) megatron_layer_kernels(out, first, seq_local);
 }
 
 int64_t OpBuilder::embedding(std::vector<Op>& out, int64_t seq_chunk) const {
@@ -222,9 +224,11 @@ void OpBuilder::cross_entropy(std::vector<Op>& out, int64_t m, int64_t v_local) 
 }
 
 void OpBuilder::head(std::vector<Op>& out, int64_t seq_local) const {
+  const size_t first = out.size();
   norm(out, "final_layernorm", seq_local, m_.hidden_size, false);
   const int64_t m = linear_col(out, "output_layer", seq_local, m_.hidden_size, vocab_, Rec{}, /*lm_head=*/true);
   cross_entropy(out, m, vocab_ / tp_);
+  if (st_.megatron()) megatron_loss_kernels(out, first);
 }
 
 }  // namespace simumax::model

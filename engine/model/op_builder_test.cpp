@@ -117,5 +117,28 @@ TEST(OpBuilder, Fp8OutputLayerKeepsItsSequenceParallelShard) {
   EXPECT_EQ(ops[index_of(ops, "output_layer")].act_cache, s_local * kHidden * 2);
 }
 
+// Megatron fidelity (op_builder_megatron.cpp): the kernels SimuMax omits ride on the ops they run beside; the
+// SimuMax level has none, so its costs stay SimuMax's.
+TEST(OpBuilder, MegatronLevelAddsTheKernelsSimuMaxOmits) {
+  auto s = moe_with_shared_expert();
+  s.strategy.fidelity = config::Fidelity::kSimuMax;
+  for (const auto& op : layer_ops(s, true)) {
+    for (const auto& pass : op.extra_kernel_bytes) EXPECT_TRUE(pass.empty()) << op.name;
+  }
+  s.strategy.fidelity = config::Fidelity::kMegatron;
+  const auto dense = layer_ops(s, true);
+  const double x = 1.0 * kSeq * kHidden * 2;  // the residual stream, bf16
+  const Op& qkv = dense[index_of(dense, "attn.linear_qkv")];
+  EXPECT_EQ(qkv.extra_kernel_bytes[0].size(), 4u);  // RoPE q, RoPE k, v made contiguous, RNG unpack
+  EXPECT_EQ(qkv.extra_kernel_bytes[1].size(), 3u);  // RoPE q, k backward, the dq/dk/dv concatenation
+  const Op& proj = dense[index_of(dense, "attn.linear_out")];
+  EXPECT_EQ(proj.extra_kernel_bytes[0], std::vector<double>{3 * x});  // the residual add
+  EXPECT_EQ(proj.extra_kernel_bytes[1], std::vector<double>{3 * x});  // its gradient accumulation
+  const auto moe = layer_ops(s, false);
+  const Op& router = moe[index_of(moe, "mlp.router")];
+  EXPECT_GT(router.extra_kernel_bytes[0].size(), 20u);
+  EXPECT_GT(moe[index_of(moe, "mlp.permutation")].extra_kernel_bytes[0].size(), 10u);
+}
+
 }  // namespace
 }  // namespace simumax::model

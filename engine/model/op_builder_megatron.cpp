@@ -1,0 +1,167 @@
+// The kernels Megatron-LM + TransformerEngine launch that SimuMax's op list leaves out (megatron fidelity).
+// Each is attached to the op it runs beside, as the bytes it moves (Op::extra_kernel_bytes); the cost stage
+// times it as a memory-bound kernel with a per-kernel floor. Paths cited are Megatron-LM core (v0.14/0.15) and
+// TransformerEngine 2.x, the versions of the public B200 runs.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/model/op_builder.hpp"
+
+namespace simumax::model {
+
+namespace {
+
+Op* find_op(std::vector<Op>& ops, size_t first, const std::string& name) {
+  for (size_t i = first; i < ops.size(); ++i) {
+    if (ops[i].name == name) return &ops[i];
+  }
+  return nullptr;
+}
+
+void add(Op* op, OpPass pass, std::initializer_list<double> kernels) {
+  if (op == nullptr) return;
+  auto& v = op->extra_kernel_bytes[static_cast<int>(pass)];
+  v.insert(v.end(), kernels.begin(), kernels.end());
+}
+
+// A kernel on a handful of scalars (loss reductions, counters): it moves almost nothing, costs its floor.
+constexpr double kTiny = 64;
+
+}  // namespace
+
+void OpBuilder::megatron_layer_kernels(std::vector<Op>& out, size_t first, int64_t s_local) const {
+  const double e = static_cast<double>(e_), b = static_cast<double>(st_.micro_batch_size);
+  // The residual stream of this rank: [s_local, b, h] (sequence-parallel shard when SP is on).
+  const double x = b * static_cast<double>(s_local * m_.hidden_size) * e;
+  const int64_t m = sp_ ? s_local * tp_ : s_local;  // rows inside the TP region (after the SP all-gather)
+  const double rows = b * static_cast<double>(m);
+  const bool mla = m_.attention_type == config::AttentionType::kMla;
+  Op* attn_out = find_op(out, first, mla ? "attn.linear_out_proj" : "attn.linear_out");
+  // transformer_layer.py, TransformerLayer._forward_attention / _forward_mlp: self_attn_bda and mlp_bda. With
+  // --no-bias-dropout-fusion, bias_dropout_add_unfused runs F.dropout (p = 0: no kernel, torch returns its
+  // input) and `residual + out`: one add (read two, write one). In the backward, autograd sums the gradient of
+  // the layer input from the residual branch and from the block: one more add.
+  add(attn_out, OpPass::kForward, {3 * x});
+  add(attn_out, OpPass::kBackwardAct, {3 * x});
+  if (mla) {
+    megatron_mla_kernels(out, first, rows, x);
+  } else {
+    // attention.py, SelfAttention.get_query_key_value_tensors splits the fused QKV output into views; then
+    // Attention.forward applies RoPE (rope_utils.apply_rotary_pos_emb with apply_rope_fusion: TE's
+    // fused_apply_rotary_pos_emb, one kernel each for q and k, forward and backward). The backward of the
+    // split is a concatenation of the q, k and v gradients into the QKV GEMM's output gradient.
+    const double d = static_cast<double>(m_.head_size.value_or(0));
+    const double q = rows * static_cast<double>(m_.head_num / tp_) * d * e;
+    const double k = rows * static_cast<double>(m_.kv_head_num / tp_) * d * e;
+    // TE's get_qkv_layout (dot_product_attention/utils.py) finds v still a strided view of the QKV output and
+    // makes q, k, v contiguous: only v copies. fused_attn_fwd unpacks the RNG seed and offset (one tiny kernel).
+    Op* qkv = find_op(out, first, "attn.linear_qkv");
+    add(qkv, OpPass::kForward, {2 * q, 2 * k, 2 * k, kTiny});
+    add(qkv, OpPass::kBackwardAct, {2 * q, 2 * k, 2 * (q + 2 * k)});
+  }
+  // Backward of the two RMSNorm/LayerNorm weights: TE's dgamma finalisation kernel, and the DDP hook's
+  // main_grad.add_ (distributed_data_parallel.py, _make_backward_post_hook), since only the GEMM weights
+  // accumulate into main_grad inside their kernel (gradient_accumulation_fusion).
+  add(find_op(out, first, "input_layernorm"), OpPass::kBackwardWeight, {kTiny, kTiny});
+  add(find_op(out, first, "pre_mlp_layernorm"), OpPass::kBackwardWeight, {kTiny, kTiny});
+  Op* mlp_out = find_op(out, first, "mlp.linear_fc2");
+  if (mlp_out == nullptr) mlp_out = find_op(out, first, "mlp.unpermutation");
+  add(mlp_out, OpPass::kForward, {3 * x});
+  add(mlp_out, OpPass::kBackwardAct, {3 * x});
+  if (find_op(out, first, "mlp.router") != nullptr) megatron_moe_kernels(out, first, s_local);
+}
+
+void OpBuilder::megatron_mla_kernels(std::vector<Op>& out, size_t first, double rows, double x) const {
+  // multi_latent_attention.py, MLASelfAttention.get_query_key_value_tensors, with DeepSeek's YaRN RoPE fused
+  // (fusions/fused_mla_yarn_rope_apply.py): the latent part of the kv down-projection's split is made
+  // contiguous for the kv up-projection (TE prepare_forward); one Triton kernel applies RoPE to q in place
+  // (ApplyMLARotaryEmbQ), one builds the key (no-position part + the rotary part broadcast over heads) and the
+  // value from the up-projection (ApplyMLARotaryEmbKV); the attention unpacks its RNG seed. Backward: both
+  // RoPE kernels, the concatenation that is the kv split's backward, and the sum of the gradients of the
+  // normed input, read by both down-projections.
+  const double e = static_cast<double>(e_);
+  const double n = static_cast<double>(m_.head_num / tp_);
+  const double qk = static_cast<double>(m_.qk_head_dim.value_or(0));
+  const double pe = static_cast<double>(m_.qk_pos_emb_head_dim.value_or(0));
+  const double v = static_cast<double>(m_.v_head_dim.value_or(0));
+  const double kv_lora = static_cast<double>(m_.kv_lora_rank.value_or(0));
+  const double q_pe = 2 * rows * n * pe * e;
+  const double kv_rope = rows * (n * (2 * (qk + v) + (qk + pe) + v) + pe) * e;
+  const double kv_down = 2 * rows * (kv_lora + pe) * e;
+  add(find_op(out, first, "attn.kv_layernorm"), OpPass::kForward, {2 * rows * kv_lora * e});
+  Op* core = find_op(out, first, "attn.core_attention");
+  add(core, OpPass::kForward, {q_pe, kv_rope, kTiny});
+  add(core, OpPass::kBackwardAct, {kv_rope, q_pe, kv_down});
+  add(find_op(out, first, "attn.linear_kv_down_proj"), OpPass::kBackwardAct, {3 * x});
+  for (const char* norm_name : {"attn.q_layernorm", "attn.kv_layernorm"}) {
+    add(find_op(out, first, norm_name), OpPass::kBackwardWeight, {kTiny, kTiny});
+  }
+}
+
+void OpBuilder::megatron_moe_kernels(std::vector<Op>& out, size_t first, int64_t s_local) const {
+  const double e = static_cast<double>(e_), b = static_cast<double>(st_.micro_batch_size);
+  const double tokens = b * static_cast<double>(s_local);
+  const double scores = tokens * static_cast<double>(m_.expert_num) * 4;  // [tokens, experts], fp32
+  const double hidden = tokens * static_cast<double>(m_.hidden_size) * e;
+  const double routed = tokens * static_cast<double>(m_.topk.value_or(1) * m_.hidden_size) * e;
+  auto repeat = [](double bytes, int n) { return std::vector<double>(static_cast<size_t>(n), bytes); };
+  auto add_all = [](Op* op, OpPass pass, const std::vector<double>& kernels) {
+    if (op != nullptr) {
+      auto& v = op->extra_kernel_bytes[static_cast<int>(pass)];
+      v.insert(v.end(), kernels.begin(), kernels.end());
+    }
+  };
+  // router.py TopKRouter.routing -> moe_utils.topk_routing_with_score_function: softmax, top-k, the zero-filled
+  // probability map and the boolean routing map built by scatter (~10 kernels); the aux loss
+  // (compute_routing_scores_for_aux_loss, switch_load_balancing_loss_func, save_to_aux_losses_tracker: ~13);
+  // all on [tokens, experts]. Backward: MoEAuxLossAutoScaler's ones and product, the aux-loss chain, gather,
+  // top-k's scatter into zeros, softmax, the sum of the two logit gradients, the router weight's DDP hook (~15).
+  Op* router = find_op(out, first, "mlp.router");
+  add_all(router, OpPass::kForward, repeat(scores, 23));
+  add_all(router, OpPass::kBackwardAct, repeat(scores, 15));
+  // token_dispatcher.py MoEAlltoAllTokenDispatcher.preprocess: ~6 small reductions and copies, the gather of
+  // every rank's token counts over the EP group (a collective of a few hundred bytes), the device-to-host copies
+  // of the splits and one host synchronisation before the EP all-to-all (_maybe_dtoh_and_synchronize): the
+  // stream drains, and the next kernel waits for its launch: one more floor. moe_utils.permute (unfused): the
+  // routing map transposed, arange, two masked_select (each a nonzero: ~3 kernels, a copy to the host and a
+  // host synchronisation). sort_chunks_by_idxs (num_local_experts > 1): torch.cat of every expert's chunk
+  // (two launches, a copy of every routed token) and of the probabilities.
+  Op* perm = find_op(out, first, "mlp.permutation");
+  const bool sorted = m_.expert_num / st_.ep_size > 1 && st_.ep_size > 1;
+  add_all(perm, OpPass::kForward, repeat(kTiny, 6 + 1 + 1 + 1));
+  add_all(perm, OpPass::kForward, {scores / 2, kTiny});
+  add_all(perm, OpPass::kForward, repeat(kTiny, 2 * (3 + 1 + 1)));
+  if (sorted) add_all(perm, OpPass::kForward, {routed, routed, kTiny, kTiny});
+  // Backward: index_add_ into zeros and masked_scatter of the probabilities (~5 small), the sort's cat.
+  add_all(perm, OpPass::kBackwardAct, repeat(kTiny, 5));
+  if (sorted) add_all(perm, OpPass::kBackwardAct, {routed, routed, kTiny});
+  // combine_preprocess: the unsort (cat, every routed token); moe_utils.unpermute: zeros + scatter_add_.
+  Op* unperm = find_op(out, first, "mlp.unpermutation");
+  if (sorted) add_all(unperm, OpPass::kForward, {routed, routed});
+  add_all(unperm, OpPass::kForward, {hidden});
+  if (sorted) add_all(unperm, OpPass::kBackwardAct, {routed, routed});
+  // moe_layer.py MoELayer.combine: `output + shared_expert_output`; in the backward the layer input's gradient
+  // is summed from the router, the permutation and the shared experts.
+  if (m_.moe_shared_expert_intermediate_size) {
+    add(unperm, OpPass::kForward, {3 * hidden});
+    add(perm, OpPass::kBackwardAct, {3 * hidden});
+  }
+  add(perm, OpPass::kBackwardAct, {3 * hidden});
+  // MoEAuxLossAutoScaler.set_loss_scale, per micro-batch on every MoE layer's stage (schedules.py).
+  add_all(router, OpPass::kBackwardAct, repeat(kTiny, 1));
+}
+
+void OpBuilder::megatron_loss_kernels(std::vector<Op>& out, size_t first) const {
+  // language_module.py compute_language_model_loss: two [b, s] transposes made contiguous. pretrain_gpt.py
+  // loss_func: losses times the mask, summed; rerun_state_machine validate_result's isnan and isinf, each
+  // tested on the host (a synchronisation: one more floor each); the token count (sum, clone, cast), the
+  // loss clone and the report cat. schedules.py forward_step_calc_loss: clamp, / num_tokens,
+  // / num_microbatches. Backward: about five small kernels back through the same chain.
+  Op* ce = find_op(out, first, "cross_entropy");
+  add(ce, OpPass::kForward, {kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny,
+                             kTiny, kTiny, kTiny, kTiny});
+  add(ce, OpPass::kBackwardAct, {kTiny, kTiny, kTiny, kTiny, kTiny});
+}
+
+}  // namespace simumax::model

@@ -10,8 +10,8 @@ namespace simumax::report {
 
 namespace {
 
-int64_t count_misses(const model::StepModel& m, const cost::StepCost& c) {
-  std::set<std::string> missed;
+std::map<std::string, std::vector<std::string>> list_misses(const model::StepModel& m, const cost::StepCost& c) {
+  std::map<std::string, std::set<std::string>> missed;
   for (size_t ci = 0; ci < m.chunks.size(); ++ci) {
     for (size_t k = 0; k < m.chunks[ci].blocks.size(); ++k) {
       const auto& blk = m.chunks[ci].blocks[k];
@@ -19,13 +19,15 @@ int64_t count_misses(const model::StepModel& m, const cost::StepCost& c) {
         for (int p = 0; p < model::kNumPasses; ++p) {
           const auto& w = (*blk.ops)[o].work[p];
           if (!w.shape_key.empty() && w.flops != 0 && !c.chunks[ci].blocks[k]->ops[o].table_hit[p]) {
-            missed.insert(w.compute_op + "|" + w.shape_key);
+            missed[w.compute_op].insert(w.shape_key);
           }
         }
       }
     }
   }
-  return static_cast<int64_t>(missed.size());
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [op, keys] : missed) out[op].assign(keys.begin(), keys.end());
+  return out;
 }
 
 void fill_stage_times(StageSummary& ss, const config::Scenario& s, const model::StepModel& m,
@@ -88,7 +90,10 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
   out.nets = c.nets;
   out.straggler_ratio = c.straggler_ratio;
   out.num_tasks = g.size();
-  out.efficiency_table_misses = count_misses(m, c);
+  out.fidelity = config::to_string(s.strategy.fidelity);
+  out.miss_efficiency = list_misses(m, c);
+  for (const auto& [op, keys] : out.miss_efficiency) out.efficiency_table_misses += static_cast<int64_t>(keys.size());
+  out.misses_interpolated = s.strategy.megatron();
   out.step_time_ms = common::ms(tl.makespan);
   // The pipeline ends when the last forward, backward or transfer of a micro-batch does (the flush barrier,
   // unless overlapped DP buckets are still in flight: their exposed tail is DP time, not pipeline bubble).

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,12 @@ struct Summary {
   double gpu_memory_bytes = 0;
   cost::Nets nets;
   size_t num_tasks = 0;
+  std::string fidelity;                // "megatron" or "simumax" (config::Fidelity)
   int64_t efficiency_table_misses = 0;  // GEMM/SDP shapes not found in the tables (fallback efficiency)
+  // Each missing shape by compute op (SimuMax's system.miss_efficiency), sorted; `interpolated`: priced from
+  // the nearest measured shapes (megatron fidelity) rather than the flat efficient_factor.
+  std::map<std::string, std::vector<std::string>> miss_efficiency;
+  bool misses_interpolated = false;
   std::vector<StageSummary> stages;
 };
 

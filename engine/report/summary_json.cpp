@@ -41,6 +41,7 @@ nlohmann::ordered_json stage_json(const StageSummary& s) {
 std::string summary_json(const Summary& s) {
   nlohmann::ordered_json j;
   j["name"] = s.name;
+  j["fidelity"] = s.fidelity;
   j["executor"] = s.executor;
   j["granularity"] = s.granularity;
   j["rank_scope"] = s.scope;
@@ -65,6 +66,9 @@ std::string summary_json(const Summary& s) {
                {"ep_net", s.nets.ep}, {"etp_net", s.nets.etp}, {"edp_net", s.nets.edp}};
   j["num_tasks"] = s.num_tasks;
   j["efficiency_table_misses"] = s.efficiency_table_misses;
+  j["miss_efficiency"] = nlohmann::ordered_json::object();
+  for (const auto& [op, keys] : s.miss_efficiency) j["miss_efficiency"][op] = keys;
+  j["miss_efficiency_fallback"] = s.misses_interpolated ? "nearest measured shapes" : "efficient_factor";
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (const auto& st : s.stages) stages.push_back(stage_json(st));
   j["stages"] = stages;

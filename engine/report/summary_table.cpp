@@ -20,7 +20,7 @@ std::string fmt(const char* f, double v) {
 std::string summary_table(const Summary& s) {
   std::string out;
   char line[256];
-  out += "scenario   " + s.name + "  (executor " + s.executor + ", " + s.granularity + " tasks, ranks: " + s.scope +
+  out += "scenario   " + s.name + "  (fidelity " + s.fidelity + ", executor " + s.executor + ", " + s.granularity + " tasks, ranks: " + s.scope +
          ", " + std::to_string(s.num_tasks) + " tasks)\n";
   std::snprintf(line, sizeof line,
                 "parallel   world %lld = tp %lld x cp %lld x pp %lld x dp %lld   mbs %lld  mbc %lld  gbs %lld  seq %lld\n",
@@ -37,7 +37,9 @@ std::string summary_table(const Summary& s) {
          fmt("%.0f GiB", common::gib(s.gpu_memory_bytes)) + "\n";
   if (s.efficiency_table_misses > 0) {
     out += "note       " + std::to_string(s.efficiency_table_misses) +
-           " GEMM/attention shapes missing from the efficiency tables (fallback efficiency used)\n";
+           " GEMM/attention shapes missing from the efficiency tables (" +
+           (s.misses_interpolated ? "priced from the nearest measured shapes" : "fallback efficient_factor used") +
+           "; listed in summary.json miss_efficiency)\n";
   }
   out += "\nstage kind   layers  fwd/mb ms  bwd/mb ms  bubble ms  dp comm ms  optim ms  end ms      "
          "peak alloc GiB  reserved GiB  weights  grads  optim  activ.  transient\n";

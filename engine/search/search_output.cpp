@@ -226,7 +226,8 @@ report::JsonFields strategy_fields(const config::StrategyConfig& st, RecomputeKi
                   {"num_layers_in_first_pipeline_stage", opt(st.num_layers_in_first_pipeline_stage)},
                   {"num_layers_in_last_pipeline_stage", opt(st.num_layers_in_last_pipeline_stage)},
                   {"zero_state", st.zero_state},
-                  {"enable_sequence_parallel", st.enable_sequence_parallel}};
+                  {"enable_sequence_parallel", st.enable_sequence_parallel},
+                  {"fidelity", std::string(config::to_string(st.fidelity))}};
   if (recompute == RecomputeKind::kAsBase) return f;
   using G = config::RecomputeGranularity;
   const JsonScalar granularity = st.recompute_granularity == G::kFullBlock ? JsonScalar(std::string("full_block"))

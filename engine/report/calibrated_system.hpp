@@ -1,0 +1,21 @@
+// The calibrated system config that `simumax-sim calibrate` writes: the user's SimuMax system JSON as it was,
+// plus our "calibration" key (docs/accuracy.md).
+#pragma once
+
+#include <string>
+
+#include "engine/config/system_config.hpp"
+
+namespace simumax::report {
+
+// `system_path`'s JSON with "calibration" set to `c` (its compute_derate and, when set, kernel_floor_us) and
+// `note` as its "_note" comment; every other key kept, in order. Throws common::ConfigError when the file cannot
+// be read as JSON.
+std::string calibrated_system_json(const std::string& system_path, const config::Calibration& c,
+                                   const std::string& note);
+
+// Writes `text` to `path` through a temporary file in the same folder, renamed over `path` only once it is
+// complete: a failure leaves any earlier file as it was. Throws common::UsageError naming the path.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace simumax::report

@@ -61,7 +61,7 @@ const std::vector<ErrorCase>& cases() {
        "error: give a scenario file, or all three of --model, --strategy and --system"},
       {"PlatformWithoutSim", {"run", "scenarios/default.json", "--platform", "x.xml"},
        "error: --platform needs --executor sim"},
-      {"UnknownCommand", {"frobnicate"}, "error: unknown command 'frobnicate'; commands: run, validate, search, compare, platform, bench"},
+      {"UnknownCommand", {"frobnicate"}, "error: unknown command 'frobnicate'; commands: run, validate, calibrate, search, compare, platform, bench"},
       {"ZeroNodes", {"platform", "platforms/b200_bf16.json", "--nodes", "0"},
        "error: --nodes: Value 0 not in range 1 to 1048576"},
       {"InvalidJson", {"run", "tests/data/config_errors/invalid_json.json"},

@@ -1,5 +1,9 @@
 #include "tools/cli_options.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
 #include "engine/common/error.hpp"
 
 namespace simumax::tools {
@@ -18,6 +22,37 @@ void add_engine_options(CLI::App& sub, EngineArgs& a) {
   sub.add_option("--ranks", a.ranks, "stages: one rank per pipeline stage; all: every rank")->capture_default_str()
       ->check(CLI::IsMember({"stages", "all"}));
   sub.add_option("--platform", a.platform, "SimGrid platform XML for --executor sim (default: generated)");
+  sub.add_option("--fidelity", a.fidelity,
+                 "megatron: what Megatron-LM + TransformerEngine execute (the default); simumax: SimuMax v1.2's "
+                 "analytical model, exactly (default: the strategy's \"fidelity\" key, else megatron)")
+      ->check(CLI::IsMember({"megatron", "simumax"}));
+}
+
+std::vector<std::string> case_files(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    if (std::filesystem::is_directory(p)) {
+      for (const auto& e : std::filesystem::recursive_directory_iterator(p)) {
+        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
+      }
+    } else if (std::filesystem::exists(p)) {
+      files.push_back(p);
+    } else {
+      throw common::UsageError(p + ": no such file or folder");
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string default_shared_dir() {
+  if (const char* env = std::getenv("SIMUMAX_SHARED_DIR")) return env;
+  return "../shared";
+}
+
+void apply_fidelity(config::Scenario& s, const EngineArgs& a) {
+  if (a.fidelity.empty()) return;
+  s.strategy.fidelity = a.fidelity == "simumax" ? config::Fidelity::kSimuMax : config::Fidelity::kMegatron;
 }
 
 config::Scenario load_scenario_or_configs(const std::string& scenario, const ConfigArgs& a) {

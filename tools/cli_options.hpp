@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -20,6 +21,7 @@ struct EngineArgs {
   std::string granularity = "layer";
   std::string ranks = "stages";
   std::string platform;
+  std::string fidelity;  // empty: the strategy's "fidelity" (default megatron)
 };
 
 void add_config_options(CLI::App& sub, ConfigArgs& a);
@@ -28,5 +30,12 @@ void add_engine_options(CLI::App& sub, EngineArgs& a);
 // A scenario file, or the three --model/--strategy/--system files. Throws UsageError when neither is complete.
 config::Scenario load_scenario_or_configs(const std::string& scenario, const ConfigArgs& a);
 RunOptions make_run_options(const EngineArgs& a);
+// Every *.json under each folder (recursively) and each file given, sorted. Throws UsageError for a missing path.
+std::vector<std::string> case_files(const std::vector<std::string>& paths);
+// The shared/ folder validation cases name their system_file from: $SIMUMAX_SHARED_DIR, else ../shared.
+std::string default_shared_dir();
+
+// --fidelity, when given, replaces the strategy's "fidelity".
+void apply_fidelity(config::Scenario& s, const EngineArgs& a);
 
 }  // namespace simumax::tools

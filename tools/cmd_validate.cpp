@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "engine/calibrate/calibrate.hpp"
 #include "engine/common/error.hpp"
 #include "engine/common/units.hpp"
 #include "engine/config/validation_case.hpp"
@@ -26,44 +27,10 @@ struct ValidateArgs {
 struct ErrorStats {
   std::vector<double> errs;  // relative, signed
   void add(double pred, double real) { errs.push_back((pred - real) / real); }
-  double mape() const {
-    double s = 0;
-    for (double e : errs) s += std::abs(e);
-    return errs.empty() ? 0 : s / static_cast<double>(errs.size());
-  }
-  double mean() const {
-    double s = 0;
-    for (double e : errs) s += e;
-    return errs.empty() ? 0 : s / static_cast<double>(errs.size());
-  }
-  double worst() const {
-    double w = 0;
-    for (double e : errs) w = std::abs(e) > std::abs(w) ? e : w;
-    return w;
-  }
+  double mape() const { return calibrate::mape(errs); }
+  double mean() const { return calibrate::mean(errs); }
+  double worst() const { return calibrate::worst(errs); }
 };
-
-std::vector<std::string> case_files(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
-  for (const auto& p : paths) {
-    if (std::filesystem::is_directory(p)) {
-      for (const auto& e : std::filesystem::recursive_directory_iterator(p)) {
-        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
-      }
-    } else if (std::filesystem::exists(p)) {
-      files.push_back(p);
-    } else {
-      throw common::UsageError(p + ": no such file or folder");
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-std::string default_shared_dir() {
-  if (const char* env = std::getenv("SIMUMAX_SHARED_DIR")) return env;
-  return "../shared";
-}
 
 int do_validate(const ValidateArgs& a) {
   const std::string shared = a.shared_dir.empty() ? default_shared_dir() : a.shared_dir;
@@ -77,6 +44,7 @@ int do_validate(const ValidateArgs& a) {
     RunResult r;
     try {
       vc = config::load_validation_case(file, shared);
+      apply_fidelity(vc.scenario, a.engine);
       r = simulate(vc.scenario, o);
     } catch (const common::ConfigError& e) {
       std::printf("%-52s skipped: %s\n", std::filesystem::path(file).stem().c_str(), e.what());
@@ -100,7 +68,8 @@ int do_validate(const ValidateArgs& a) {
     std::printf("%-34s MAPE %6.2f%%  signed mean %+6.2f%%  worst %+6.2f%%\n", what, 100 * s.mape(), 100 * s.mean(),
                 100 * s.worst());
   };
-  std::printf("\n%zu cases run, %d skipped\n", ours_t.errs.size(), skipped);
+  std::printf("\n%zu cases run, %d skipped (ours: %s fidelity)\n", ours_t.errs.size(), skipped,
+              a.engine.fidelity.empty() ? "the cases' (default megatron)" : a.engine.fidelity.c_str());
   line("time   ours vs real", ours_t);
   line("time   SimuMax vs real", sm_t);
   line("time   ours vs SimuMax", parity_t);

@@ -10,6 +10,7 @@ namespace simumax::tools {
 // Each returns the action of its subcommand: the exit code, or -1 when another subcommand was chosen.
 std::function<int()> add_run(CLI::App& app);
 std::function<int()> add_validate(CLI::App& app);
+std::function<int()> add_calibrate(CLI::App& app);
 std::function<int()> add_platform(CLI::App& app);
 std::function<int()> add_bench(CLI::App& app, const char* argv0);
 std::function<int()> add_compare(CLI::App& app);

@@ -1,0 +1,174 @@
+// simumax-sim calibrate: fit a machine's named parameters to the user's real runs and write a calibrated system
+// config (docs/accuracy.md).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "engine/calibrate/calibrate.hpp"
+#include "engine/common/error.hpp"
+#include "engine/config/validation_case.hpp"
+#include "engine/report/calibrated_system.hpp"
+#include "engine/report/megatron_log.hpp"
+#include "tools/cli_options.hpp"
+#include "tools/commands.hpp"
+
+namespace simumax::tools {
+
+namespace {
+
+struct CalibrateArgs {
+  std::vector<std::string> paths;
+  std::vector<std::string> logs;  // SCENARIO=LOG
+  std::string shared_dir;
+  std::string out;
+  std::vector<std::string> params = {"compute_derate", "kernel_floor_us"};
+  bool leave_out = true;
+};
+
+// Megatron logs "elapsed time per iteration" averaged over each log interval; the first interval holds the
+// warm-up (allocator growth, NCCL set-up, first-iteration compilation), so the steady step is the median of the
+// others.
+double steady_step_ms(const std::string& log_path) {
+  const report::MegatronLog log = report::load_megatron_log(log_path);
+  if (log.iterations.size() < 2) {
+    throw common::ConfigError(log_path, "", "has one \"elapsed time per iteration\" record; calibrate needs at "
+                                            "least two (the first, with the warm-up, is not used)");
+  }
+  std::vector<double> ms;
+  for (size_t i = 1; i < log.iterations.size(); ++i) ms.push_back(log.iterations[i].elapsed_ms);
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  return n % 2 == 1 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+}
+
+std::vector<calibrate::Case> load_cases(const CalibrateArgs& a) {
+  const std::string shared = a.shared_dir.empty() ? default_shared_dir() : a.shared_dir;
+  std::vector<calibrate::Case> cases;
+  for (const auto& file : case_files(a.paths)) {
+    config::ValidationCase vc = config::load_validation_case(file, shared);
+    cases.push_back({vc.name, file, calibrate::case_family(vc.scenario), std::move(vc.scenario), vc.real_ms});
+  }
+  for (const auto& pair : a.logs) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) {
+      throw common::UsageError("--log " + pair + ": expected SCENARIO=LOG (a scenario file and its Megatron log)");
+    }
+    config::Scenario s = config::load_scenario(pair.substr(0, eq));
+    const double ms = steady_step_ms(pair.substr(eq + 1));
+    cases.push_back({s.name, pair.substr(eq + 1), calibrate::case_family(s), std::move(s), ms});
+  }
+  return cases;
+}
+
+// One machine per calibration: every case must read the same system config.
+void check_one_machine(const std::vector<calibrate::Case>& cases) {
+  const auto& first = cases.front().scenario;
+  for (const auto& c : cases) {
+    const auto& s = c.scenario;
+    if (s.system_path != first.system_path || s.system.sys_name != first.system.sys_name) {
+      throw common::ConfigError(c.source, "/system_file",
+                                "is " + s.system_path + " (" + s.system.sys_name + "), but " + cases.front().source +
+                                    " uses " + first.system_path + " (" + first.system.sys_name +
+                                    "): calibrate one machine at a time");
+    }
+  }
+}
+
+void print_errors(const std::vector<calibrate::Case>& cases, const std::vector<double>& before,
+                  const std::vector<double>& fitted, const std::vector<double>& held_out) {
+  std::printf("%-52s %-6s %10s %10s %10s %10s\n", "case", "family", "real ms", "uncalib.", "fitted",
+              held_out.empty() ? "" : "held out");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::printf("%-52s %-6s %10.1f %+9.2f%% %+9.2f%%", cases[i].name.c_str(), cases[i].family.c_str(),
+                cases[i].real_ms, 100 * before[i], 100 * fitted[i]);
+    if (!held_out.empty()) std::printf(" %+9.2f%%", 100 * held_out[i]);
+    std::printf("\n");
+  }
+  auto line = [](const char* what, const std::vector<double>& e) {
+    std::printf("%-36s MAPE %6.2f%%  signed mean %+6.2f%%  worst %+6.2f%%\n", what, 100 * calibrate::mape(e),
+                100 * calibrate::mean(e), 100 * calibrate::worst(e));
+  };
+  std::printf("\n");
+  line("uncalibrated", before);
+  line("fitted on every case", fitted);
+  if (!held_out.empty()) line("leave one family out", held_out);
+}
+
+int do_calibrate(const CalibrateArgs& a) {
+  std::vector<calibrate::Param> params;
+  for (const auto& p : a.params) params.push_back(calibrate::parse_param(p));
+  std::sort(params.begin(), params.end());
+  params.erase(std::unique(params.begin(), params.end()), params.end());
+  const std::vector<calibrate::Case> cases = load_cases(a);
+  if (cases.size() <= params.size()) {
+    throw common::UsageError(std::to_string(cases.size()) + " case(s) for " + std::to_string(params.size()) +
+                             " parameter(s): calibrate needs more real runs than parameters (give more cases, or "
+                             "fewer --params)");
+  }
+  check_one_machine(cases);
+  const config::Calibration start = cases.front().scenario.system.calibration;
+  std::fprintf(stderr, "calibrating %zu parameter(s) on %zu case(s) of %s...\n", params.size(), cases.size(),
+               cases.front().scenario.system_path.c_str());
+  const auto before = calibrate::relative_errors(cases, start);
+  const calibrate::Fit fitted = calibrate::fit(cases, params, start);
+  std::set<std::string> families;
+  for (const auto& c : cases) families.insert(c.family);
+  std::vector<double> held_out;
+  if (a.leave_out && families.size() >= 2) {
+    std::fprintf(stderr, "leaving each of %zu families out...\n", families.size());
+    held_out = calibrate::leave_one_family_out(cases, params, start);
+  }
+  print_errors(cases, before, fitted.errors, held_out);
+  std::printf("\n");
+  std::string refused;
+  for (auto p : params) {
+    const double v = p == calibrate::Param::kComputeDerate ? fitted.calibration.compute_derate
+                                                           : fitted.calibration.kernel_floor_us.value_or(0);
+    const calibrate::Range r = calibrate::physical_range(p);
+    std::printf("%-16s %.6g   (physical range [%g, %g])\n", calibrate::to_string(p), v, r.lo, r.hi);
+    if (v < r.lo || v > r.hi) refused += std::string(refused.empty() ? "" : ", ") + calibrate::to_string(p);
+  }
+  if (!refused.empty()) {
+    throw common::UsageError("the fitted " + refused +
+                             " lies outside its physical range, so nothing was written: these runs disagree with "
+                             "the model by more than a machine parameter explains (check the cases' system config "
+                             "and measurements, or calibrate fewer --params)");
+  }
+  char note[256];
+  std::snprintf(note, sizeof note, "simumax-sim calibrate on %zu real runs: time MAPE %.2f %% fitted, %.2f %% before",
+                cases.size(), 100 * calibrate::mape(fitted.errors), 100 * calibrate::mape(before));
+  report::write_file_atomically(
+      a.out, report::calibrated_system_json(cases.front().scenario.system_path, fitted.calibration, note));
+  std::printf("wrote %s\n", a.out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_calibrate(CLI::App& app) {
+  auto args = std::make_shared<CalibrateArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "calibrate", "fit a machine's parameters to real runs and write a calibrated system config");
+  sub->add_option("cases", args->paths, "validation case files or folders (schema: shared/validation/README.md)");
+  sub->add_option("--log", args->logs, "SCENARIO=LOG: a scenario and the Megatron-LM log of its real run "
+                                       "(steady step: median of the logged intervals after the first)");
+  sub->add_option("-o,--out", args->out, "the calibrated system config to write (SimuMax schema + \"calibration\")")
+      ->required();
+  sub->add_option("--shared", args->shared_dir, "the shared/ folder the cases' system_file is relative to "
+                                                "(default: $SIMUMAX_SHARED_DIR, else ../shared)");
+  sub->add_option("--params", args->params, "the parameters to fit: compute_derate, kernel_floor_us")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_flag("!--no-leave-out", args->leave_out, "skip the leave-one-family-out check (faster)");
+  return [sub, args]() {
+    if (!sub->parsed()) return -1;
+    if (args->paths.empty() && args->logs.empty()) {
+      throw common::UsageError("calibrate: give validation cases, or --log SCENARIO=LOG pairs");
+    }
+    return do_calibrate(*args);
+  };
+}
+
+}  // namespace simumax::tools

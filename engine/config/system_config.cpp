@@ -9,6 +9,7 @@
 
 #include "engine/common/logging.hpp"
 #include "engine/config/config_parsers.hpp"
+#include "engine/config/shipped_calibration.hpp"
 
 namespace simumax::config::detail {
 namespace {
@@ -70,10 +71,11 @@ ComputeOpConfig read_compute_op(ObjectReader r) {
   }
   for (const auto& [key, eff] : std::map<std::string, double>(op.accurate_efficient_factor.begin(),
                                                                op.accurate_efficient_factor.end())) {
+    std::string kind;
     ShapePoint p;
-    if (!parse_shape_key(key, p)) continue;
+    if (!parse_shape_key(key, kind, p.log2_dims)) continue;
     p.efficiency = eff;
-    op.shapes.push_back(std::move(p));
+    op.shapes[kind].push_back(std::move(p));
   }
   r.finish(UnknownKeys::kError);
   return op;
@@ -162,7 +164,13 @@ SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
   for (const auto& name : networks.keys()) {
     if (name != "intra_with_pcie") sys.networks[name] = read_network(networks.object(name));
   }
-  if (auto c = r.optional_object("calibration")) sys.calibration = read_calibration(std::move(*c));
+  if (auto c = r.optional_object("calibration")) {
+    sys.calibration = read_calibration(std::move(*c));
+    sys.calibration_source = "system config";
+  } else if (auto shipped = shipped_calibration(sys.sys_name)) {
+    sys.calibration = shipped->calibration;
+    sys.calibration_source = "shipped: " + shipped->evidence;
+  }
   r.finish(UnknownKeys::kWarn);
   return sys;
 }
@@ -171,30 +179,31 @@ SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
 
 namespace simumax::config {
 
-bool parse_shape_key(const std::string& key, ShapePoint& out) {
-  out = ShapePoint{};
+bool parse_shape_key(const std::string& key, std::string& kind, std::vector<double>& log2_dims) {
+  kind.clear();
+  log2_dims.clear();
   size_t pos = 0;
   while (pos < key.size()) {
+    while (pos < key.size() && key[pos] == ' ') ++pos;
     size_t end = key.find(',', pos);
     if (end == std::string::npos) end = key.size();
-    std::string field = key.substr(pos, end - pos);
-    pos = end + 1;
-    field.erase(0, field.find_first_not_of(' '));
-    const size_t eq = field.find('=');
-    if (eq == std::string::npos) return false;
-    const std::string value = field.substr(eq + 1);
-    const bool numeric = !value.empty() && value.size() <= 12 &&
-                         std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!numeric) {
-      out.kind += field + ";";
-      continue;
+    const size_t eq = key.find('=', pos);
+    if (eq == std::string::npos || eq >= end) return false;
+    const bool numeric = end > eq + 1 && end - eq - 1 <= 12 &&
+                         std::all_of(key.begin() + static_cast<std::ptrdiff_t>(eq + 1),
+                                     key.begin() + static_cast<std::ptrdiff_t>(end),
+                                     [](char c) { return c >= '0' && c <= '9'; });
+    if (numeric) {
+      const double v = static_cast<double>(std::stoll(key.substr(eq + 1, end - eq - 1)));
+      if (v <= 0) return false;
+      kind.append(key, pos, eq - pos).push_back(';');
+      log2_dims.push_back(std::log2(v));
+    } else {
+      kind.append(key, pos, end - pos).push_back(';');
     }
-    const double v = static_cast<double>(std::stoll(value));
-    if (v <= 0) return false;
-    out.kind += field.substr(0, eq) + ";";
-    out.log2_dims.push_back(std::log2(v));
+    pos = end + 1;
   }
-  return !out.log2_dims.empty();
+  return !log2_dims.empty();
 }
 
 }  // namespace simumax::config

@@ -10,24 +10,25 @@
 
 namespace simumax::config {
 
-// A measured shape of an efficiency table, for the megatron fidelity's nearest-shape fallback: the key's
-// non-numeric fields (layout, dtypes, stage: must match exactly) and the log2 of its numeric fields.
+// A measured shape of an efficiency table, for the megatron fidelity's nearest-shape fallback: the log2 of its
+// key's numeric fields, and its efficiency.
 struct ShapePoint {
-  std::string kind;
   std::vector<double> log2_dims;
   double efficiency = 0;
 };
 
-// Splits a SimuMax shape key ("b=1, m=4096, k=8192, n=10240, layout=TN, ...") into a ShapePoint (efficiency 0).
-// Returns false when the key has no numeric field or a numeric field that is not positive.
-bool parse_shape_key(const std::string& key, ShapePoint& out);
+// Splits a SimuMax shape key ("b=1, m=4096, k=8192, n=10240, layout=TN, ...") into its kind (the field names
+// and the non-numeric values: layout, dtypes, stage) and the log2 of its numeric fields. Returns false when
+// the key has no numeric field or one that is not positive.
+bool parse_shape_key(const std::string& key, std::string& kind, std::vector<double>& log2_dims);
 
 struct ComputeOpConfig {
   double tflops = 0;                                   // decimal TFLOP/s peak
   double efficient_factor = 0;                         // fallback efficiency
   std::unordered_map<std::string, double> accurate_efficient_factor;  // exact shape key -> efficiency (hashed:
                                                                      // looked up for every GEMM of every candidate)
-  std::vector<ShapePoint> shapes;  // the table's parseable keys, sorted by key (deterministic fallback)
+  // The table's parseable keys by kind (parse_shape_key), each list in key order (a deterministic fallback).
+  std::unordered_map<std::string, std::vector<ShapePoint>> shapes;
 };
 
 struct BandwidthConfig {
@@ -83,6 +84,9 @@ struct SystemConfig {
   bool intra_with_pcie = false;
   std::map<std::string, NetworkConfig> networks;      // by tier name
   Calibration calibration;
+  // Where `calibration` came from: "system config" (its "calibration" key), "shipped: <evidence>" (ours for its
+  // sys_name, shipped_calibration.hpp), or "none" (the defaults).
+  std::string calibration_source = "none";
 };
 
 }  // namespace simumax::config

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <utility>
+#include <vector>
 
 #include "engine/common/units.hpp"
 
@@ -30,15 +31,17 @@ double extra_kernel_seconds(const config::SystemConfig& sys, double bytes) {
 }
 
 std::optional<double> nearest_shape_efficiency(const config::ComputeOpConfig& op, const std::string& key) {
-  config::ShapePoint q;
-  if (!config::parse_shape_key(key, q)) return std::nullopt;
+  std::string kind;
+  std::vector<double> q;
+  if (!config::parse_shape_key(key, kind, q)) return std::nullopt;
+  const auto same_kind = op.shapes.find(kind);
+  if (same_kind == op.shapes.end()) return std::nullopt;
   constexpr size_t kNeighbours = 4;
   std::array<std::pair<double, double>, kNeighbours> best{};  // (squared distance, efficiency), nearest first
   size_t found = 0;
-  for (const auto& p : op.shapes) {
-    if (p.kind != q.kind || p.log2_dims.size() != q.log2_dims.size()) continue;
+  for (const auto& p : same_kind->second) {
     double d2 = 0;
-    for (size_t i = 0; i < q.log2_dims.size(); ++i) d2 += (p.log2_dims[i] - q.log2_dims[i]) * (p.log2_dims[i] - q.log2_dims[i]);
+    for (size_t i = 0; i < q.size(); ++i) d2 += (p.log2_dims[i] - q[i]) * (p.log2_dims[i] - q[i]);
     if (found < kNeighbours) {
       best[found++] = {d2, p.efficiency};
     } else if (d2 < best[kNeighbours - 1].first) {

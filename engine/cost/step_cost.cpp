@@ -161,19 +161,11 @@ OptimizerCost optimizer_cost(const config::Scenario& s, const model::ChunkParams
 // elements, N_sh of them in this rank's shard, T parameter tensors (each grouped linear holds one per local
 // expert). Kernel counts follow the multi-tensor launchers: multi_tensor_l2norm / scale take 320 blocks of
 // 65,536 elements per launch; TE's FusedAdam takes 36 tensors or ~20.97 M elements per launch.
-OptimizerCost megatron_optimizer_cost(const config::Scenario& s, const model::Chunk& chunk) {
+OptimizerCost megatron_optimizer_cost(const config::Scenario& s, const model::Chunk& chunk, const ChunkCost& cc) {
   const auto& st = s.strategy;
   const auto& p = chunk.params;
   int64_t tensors = 0;
-  for (const auto& block : chunk.blocks) {
-    int64_t t = 0;
-    for (const auto& op : *block.ops) {
-      if (op.dense_numel + op.moe_numel == 0) continue;
-      const bool grouped = op.type == model::OpType::kGroupLinearCol || op.type == model::OpType::kGroupLinearRow;
-      t += grouped ? s.model.expert_num / st.ep_size : 1;
-    }
-    tensors += t * block.repeat;
-  }
+  for (size_t b = 0; b < chunk.blocks.size(); ++b) tensors += cc.blocks[b]->param_tensors * chunk.blocks[b].repeat;
   const bool sharded = st.zero_state >= 1;
   const double dense = static_cast<double>(p.dense_numel), moe = static_cast<double>(p.moe_numel);
   const double buf = dense + moe;
@@ -234,6 +226,11 @@ StepCost cost_step(const config::Scenario& s, const model::StepModel& m, CostCac
       auto bc = cache->get(block.ops, [&] {
         BlockCost b;
         for (const auto& op : *block.ops) {
+          if (op.dense_numel + op.moe_numel != 0) {
+            const bool grouped =
+                op.type == model::OpType::kGroupLinearCol || op.type == model::OpType::kGroupLinearRow;
+            b.param_tensors += grouped ? s.model.expert_num / s.strategy.ep_size : 1;
+          }
           b.ops.push_back(cost_op(s, sc.nets, op));
           b.fwd_seconds += b.ops.back().fwd_total();
           b.bwd_seconds += b.ops.back().bwd_total();
@@ -249,7 +246,7 @@ StepCost cost_step(const config::Scenario& s, const model::StepModel& m, CostCac
     cc.dense_dp = dp_cost(s, static_cast<double>(p.dense_grad_bytes), st.dp_size() * st.cp_size, sc.nets.dp,
                           CommStage::kDenseDp);
     cc.moe_dp = dp_cost(s, static_cast<double>(p.moe_grad_bytes), st.edp_size(), sc.nets.edp, CommStage::kExpertDp);
-    cc.optimizer = st.megatron() ? megatron_optimizer_cost(s, chunk) : optimizer_cost(s, p);
+    cc.optimizer = st.megatron() ? megatron_optimizer_cost(s, chunk, cc) : optimizer_cost(s, p);
     sc.chunks.push_back(std::move(cc));
   }
   if (st.pp_size > 1) {

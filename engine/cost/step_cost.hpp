@@ -37,6 +37,7 @@ struct OpCost {
 
 struct BlockCost {
   std::vector<OpCost> ops;
+  int64_t param_tensors = 0;  // parameter tensors of one copy (a grouped linear holds one per local expert)
   double fwd_seconds = 0;  // one copy of the block
   double bwd_seconds = 0;
 };

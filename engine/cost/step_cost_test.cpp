@@ -94,10 +94,11 @@ TEST(KernelCost, NearestShapeTakesTheMeasuredNeighbours) {
   for (auto [key, eff] : {std::pair<const char*, double>{"b=1, m=1024, k=1024, n=1024, layout=TN", 0.5},
                           {"b=1, m=4096, k=4096, n=4096, layout=TN", 0.8},
                           {"b=1, m=4096, k=4096, n=4096, layout=NN", 0.2}}) {
+    std::string kind;
     config::ShapePoint p;
-    ASSERT_TRUE(config::parse_shape_key(key, p));
+    ASSERT_TRUE(config::parse_shape_key(key, kind, p.log2_dims));
     p.efficiency = eff;
-    op.shapes.push_back(p);
+    op.shapes[kind].push_back(p);
   }
   // A measured shape is its own nearest neighbour; one between two measured ones lies between them; another
   // layout is never a neighbour; an unparseable key or an unknown kind has none.
@@ -112,6 +113,8 @@ TEST(KernelCost, NearestShapeTakesTheMeasuredNeighbours) {
 
 TEST(KernelCost, MegatronLevelPricesAMissFromNeighboursAndDerates) {
   auto sys = config::load_system_file(kShared + "/simumax-configs/system/b200_bf16_ceperm.json");
+  EXPECT_EQ(sys.calibration_source.rfind("shipped: ", 0), 0u);  // SimuMax's B200 file gets ours
+  sys.calibration = config::Calibration{};
   model::PassWork w;
   w.compute_op = "matmul";
   w.flops = 1e12;

@@ -22,7 +22,11 @@ void add_engine_options(CLI::App& sub, EngineArgs& a) {
   sub.add_option("--ranks", a.ranks, "stages: one rank per pipeline stage; all: every rank")->capture_default_str()
       ->check(CLI::IsMember({"stages", "all"}));
   sub.add_option("--platform", a.platform, "SimGrid platform XML for --executor sim (default: generated)");
-  sub.add_option("--fidelity", a.fidelity,
+  add_fidelity_option(sub, a.fidelity);
+}
+
+void add_fidelity_option(CLI::App& sub, std::string& fidelity) {
+  sub.add_option("--fidelity", fidelity,
                  "megatron: what Megatron-LM + TransformerEngine execute (the default); simumax: SimuMax v1.2's "
                  "analytical model, exactly (default: the strategy's \"fidelity\" key, else megatron)")
       ->check(CLI::IsMember({"megatron", "simumax"}));
@@ -50,9 +54,9 @@ std::string default_shared_dir() {
   return "../shared";
 }
 
-void apply_fidelity(config::Scenario& s, const EngineArgs& a) {
-  if (a.fidelity.empty()) return;
-  s.strategy.fidelity = a.fidelity == "simumax" ? config::Fidelity::kSimuMax : config::Fidelity::kMegatron;
+void apply_fidelity(config::Scenario& s, const std::string& fidelity) {
+  if (fidelity.empty()) return;
+  s.strategy.fidelity = fidelity == "simumax" ? config::Fidelity::kSimuMax : config::Fidelity::kMegatron;
 }
 
 config::Scenario load_scenario_or_configs(const std::string& scenario, const ConfigArgs& a) {

@@ -35,7 +35,8 @@ std::vector<std::string> case_files(const std::vector<std::string>& paths);
 // The shared/ folder validation cases name their system_file from: $SIMUMAX_SHARED_DIR, else ../shared.
 std::string default_shared_dir();
 
-// --fidelity, when given, replaces the strategy's "fidelity".
-void apply_fidelity(config::Scenario& s, const EngineArgs& a);
+// --fidelity: the option (its help text) and, when given (non-empty), its effect: it replaces the strategy's key.
+void add_fidelity_option(CLI::App& sub, std::string& fidelity);
+void apply_fidelity(config::Scenario& s, const std::string& fidelity);
 
 }  // namespace simumax::tools

@@ -108,7 +108,8 @@ int do_calibrate(const CalibrateArgs& a) {
                              "fewer --params)");
   }
   check_one_machine(cases);
-  const config::Calibration start = cases.front().scenario.system.calibration;
+  // From the defaults, not from the system's current calibration (which may have seen these very runs).
+  const config::Calibration start;
   std::fprintf(stderr, "calibrating %zu parameter(s) on %zu case(s) of %s...\n", params.size(), cases.size(),
                cases.front().scenario.system_path.c_str());
   const auto before = calibrate::relative_errors(cases, start);

@@ -25,7 +25,7 @@ struct RunArgs {
 
 int do_run(const RunArgs& a) {
   config::Scenario s = load_scenario_or_configs(a.scenario, a.configs);
-  apply_fidelity(s, a.engine);
+  apply_fidelity(s, a.engine.fidelity);
   RunOptions o = make_run_options(a.engine);
   const std::string dir = a.out_dir.empty() ? "out/" + s.name : a.out_dir;
   std::filesystem::create_directories(dir);

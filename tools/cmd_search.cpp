@@ -17,6 +17,7 @@
 #include "engine/report/search_io.hpp"
 #include "engine/search/search.hpp"
 #include "engine/search/search_output.hpp"
+#include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
 
 extern char** environ;
@@ -40,6 +41,7 @@ struct SearchArgs {
   std::string recheck_ranks = "all";
   std::string out_dir = "out/search";
   bool quiet = false;
+  std::string fidelity;
 };
 
 search::SearchRequest make_request(const SearchArgs& a, const config::Scenario& base) {
@@ -135,7 +137,8 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 int do_search(const SearchArgs& a) {
-  const config::Scenario base = search::load_base(a.model, a.system, a.strategy, a.seq_len);
+  config::Scenario base = search::load_base(a.model, a.system, a.strategy, a.seq_len);
+  apply_fidelity(base, a.fidelity);
   const search::SearchRequest q = make_request(a, base);
   std::error_code ec;
   fs::create_directories(a.out_dir, ec);
@@ -196,6 +199,7 @@ void add_ranking_options(CLI::App* sub, SearchArgs& a) {
                   "GiB kept free on every GPU beyond the peak reserved memory (SimuMax's gmi_error; its docs advise 10 "
                   "on a new machine)")
       ->capture_default_str();
+  add_fidelity_option(*sub, a.fidelity);
   sub->add_option("--objective", a.objective,
                   "step-time, tokens-per-s, mfu, or cost-per-token (GPU-seconds per token = world_size * step time / "
                   "tokens per step); ties go to the most memory headroom")

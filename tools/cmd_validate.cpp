@@ -44,7 +44,7 @@ int do_validate(const ValidateArgs& a) {
     RunResult r;
     try {
       vc = config::load_validation_case(file, shared);
-      apply_fidelity(vc.scenario, a.engine);
+      apply_fidelity(vc.scenario, a.engine.fidelity);
       r = simulate(vc.scenario, o);
     } catch (const common::ConfigError& e) {
       std::printf("%-52s skipped: %s\n", std::filesystem::path(file).stem().c_str(), e.what());

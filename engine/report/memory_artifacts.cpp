@@ -20,6 +20,8 @@ void file_header(std::string& b, const RunView& v, const char* schema) {
   b += schema;
   b += "\",\"scenario\":";
   append_quoted(b, v.scenario.name);
+  b += ",\"fidelity\":";
+  append_quoted(b, config::to_string(v.scenario.strategy.fidelity));
   b += ",\"executor\":";
   append_quoted(b, v.timeline.executor);
   b += ",\"time_unit\":\"us\",\"step_time_us\":";

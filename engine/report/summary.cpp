@@ -94,6 +94,11 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
   out.miss_efficiency = list_misses(m, c);
   for (const auto& [op, keys] : out.miss_efficiency) out.efficiency_table_misses += static_cast<int64_t>(keys.size());
   out.misses_interpolated = s.strategy.megatron();
+  if (s.strategy.megatron()) {
+    out.calibration = s.system.calibration;
+    out.kernel_floor_us = s.system.calibration.kernel_floor_us.value_or(s.system.bandwidth.at("default").latency_us);
+    out.calibration_source = s.system.calibration_source;
+  }
   out.step_time_ms = common::ms(tl.makespan);
   // The pipeline ends when the last forward, backward or transfer of a micro-batch does (the flush barrier,
   // unless overlapped DP buckets are still in flight: their exposed tail is DP time, not pipeline bubble).

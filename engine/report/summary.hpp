@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ struct Summary {
   cost::Nets nets;
   size_t num_tasks = 0;
   std::string fidelity;                // "megatron" or "simumax" (config::Fidelity)
+  // Megatron fidelity: the machine calibration used and where it came from (SystemConfig::calibration_source).
+  std::optional<config::Calibration> calibration;
+  double kernel_floor_us = 0;           // the floor in force (the calibration's, else the default latency)
+  std::string calibration_source;
   int64_t efficiency_table_misses = 0;  // GEMM/SDP shapes not found in the tables (fallback efficiency)
   // Each missing shape by compute op (SimuMax's system.miss_efficiency), sorted; `interpolated`: priced from
   // the nearest measured shapes (megatron fidelity) rather than the flat efficient_factor.

@@ -42,6 +42,11 @@ std::string summary_json(const Summary& s) {
   nlohmann::ordered_json j;
   j["name"] = s.name;
   j["fidelity"] = s.fidelity;
+  if (s.calibration) {
+    j["calibration"] = {{"compute_derate", s.calibration->compute_derate},
+                        {"kernel_floor_us", s.kernel_floor_us},
+                        {"source", s.calibration_source}};
+  }
   j["executor"] = s.executor;
   j["granularity"] = s.granularity;
   j["rank_scope"] = s.scope;

@@ -35,6 +35,11 @@ std::string summary_table(const Summary& s) {
   out += "memory     peak " + fmt("%.4f GiB", common::gib(static_cast<double>(s.peak_alloc_bytes_max))) +
          " allocated, " + fmt("%.4f GiB", common::gib(s.peak_reserved_bytes_max)) + " reserved, of " +
          fmt("%.0f GiB", common::gib(s.gpu_memory_bytes)) + "\n";
+  if (s.calibration) {
+    std::snprintf(line, sizeof line, "machine    compute derate %.4g, kernel floor %.4g us (calibration: ",
+                  s.calibration->compute_derate, s.kernel_floor_us);
+    out += line + s.calibration_source + ")\n";
+  }
   if (s.efficiency_table_misses > 0) {
     out += "note       " + std::to_string(s.efficiency_table_misses) +
            " GEMM/attention shapes missing from the efficiency tables (" +

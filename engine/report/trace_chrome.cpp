@@ -168,6 +168,8 @@ void write_rank(TextBuffer& out, const RunView& v, const TracePlan& p, const Fix
 std::string other_data(const RunView& v, const TracePlan& p) {
   std::string b = "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"simumax-sim\",\"scenario\":";
   append_quoted(b, v.scenario.name);
+  b += ",\"fidelity\":";
+  append_quoted(b, config::to_string(v.scenario.strategy.fidelity));
   b += ",\"executor\":";
   append_quoted(b, v.timeline.executor);
   b += ",\"granularity\":";

@@ -190,6 +190,7 @@ SearchResult run_search(const config::Scenario& base, const SearchRequest& reque
                         const RecheckFn& recheck) {
   SearchResult r;
   r.gpu_memory_bytes = base.system.mem_gbs * common::kGiB;
+  r.fidelity = config::to_string(base.strategy.fidelity);
   r.margin_bytes = request.memory_margin_gib * common::kGiB;
   if (request.memory_margin_gib < 0) {
     throw UsageError(fmt::format("--memory-margin-gib must not be negative, got {}", request.memory_margin_gib));

@@ -57,6 +57,7 @@ struct SearchResult {
   std::vector<std::pair<std::string, size_t>> skip_reasons;  // reason key -> count, most frequent first
   size_t evaluated = 0, failed = 0, too_big = 0;
   double gpu_memory_bytes = 0;  // the system's accelerator mem_gbs
+  std::string fidelity;         // the base strategy's (config::Fidelity), which every candidate keeps
   double margin_bytes = 0;
   double eval_seconds = 0;  // wall time of the fast evaluation
   int threads = 1;

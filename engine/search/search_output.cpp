@@ -77,6 +77,7 @@ JsonFields request_fields(const SearchResult& r, const SearchRequest& q, const s
   return {{"title", title},
           {"mode", std::string(to_string(q.mode))},
           {"objective", std::string(to_string(q.objective))},
+          {"fidelity", r.fidelity},
           {"world_size", q.job.world_size},
           {"global_batch_size", q.job.global_batch_size},
           {"seq_len", q.job.seq_len},

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,15 @@ fs::path scratch(const std::string& name) {
   return p;
 }
 
+// platforms/b200_bf16.json with `calibration` set, written into `dir`.
+std::string b200_with_calibration(const fs::path& dir, const nlohmann::json& calibration) {
+  auto sys = nlohmann::json::parse(read_file("platforms/b200_bf16.json"));
+  sys["calibration"] = calibration;
+  const fs::path p = dir / "system.json";
+  std::ofstream(p) << sys.dump(1);
+  return p.string();
+}
+
 nlohmann::json summary_of(const std::vector<std::string>& run_args, const fs::path& out) {
   auto args = run_args;
   args.insert(args.end(), {"-o", out.string(), "-q"});
@@ -41,6 +51,25 @@ TEST(Fidelity, SimuMaxLevelIsSimuMaxAndTheDefaultIsMegatron) {
   EXPECT_EQ(meg["fidelity"], "megatron");
   // The kernels SimuMax omits make the step longer (the real run: 1476.8 ms).
   EXPECT_GT(meg["step_time_ms"].get<double>(), sm["step_time_ms"].get<double>() + 10);
+}
+
+TEST(Calibration, ShippedForTheMachinesWithPublicRunsAndOverriddenByTheSystemConfig) {
+  const fs::path dir = scratch("shipped");
+  // platforms/b200_bf16.json has SimuMax's sys_name "b200_bf16_ceperm" and no calibration of its own.
+  const auto shipped = summary_of({"run", "scenarios/default.json"}, dir / "shipped");
+  EXPECT_EQ(shipped["calibration"]["source"].get<std::string>().rfind("shipped: ", 0), 0u);
+  EXPECT_DOUBLE_EQ(shipped["calibration"]["compute_derate"].get<double>(), 0.0515);
+  EXPECT_DOUBLE_EQ(shipped["calibration"]["kernel_floor_us"].get<double>(), 12.09);
+  // An empty "calibration" is the defaults: no derate, the floor is the "default" bandwidth's latency_us (30).
+  const auto own = summary_of({"run", "--model", "models/llama3-70b.json", "--strategy",
+                               SIMUMAX_SHARED_DIR "/simumax-configs/strategy/tp1_pp2_dp4_mbs1.json", "--system",
+                               b200_with_calibration(dir, nlohmann::json::object())},
+                              dir / "own");
+  EXPECT_EQ(own["calibration"]["source"], "system config");
+  EXPECT_EQ(own["calibration"]["compute_derate"].get<double>(), 0.0);
+  EXPECT_EQ(own["calibration"]["kernel_floor_us"].get<double>(), 30.0);
+  // The simumax level uses no calibration.
+  EXPECT_FALSE(summary_of({"run", "scenarios/default.json", "--fidelity", "simumax"}, dir / "sm").contains("calibration"));
 }
 
 TEST(Fidelity, EveryMissingShapeIsListedByName) {
@@ -80,6 +109,47 @@ TEST(Calibrate, WritesASystemConfigThatRunReads) {
   EXPECT_GT(s["step_time_ms"].get<double>(), 0);
 }
 
+TEST(Calibrate, PairsScenariosWithMegatronLogsAndSkipsTheWarmUp) {
+  const fs::path dir = scratch("logs");
+  std::vector<std::string> args = {"calibrate"};
+  const double steady[] = {1500, 1490, 1470};
+  for (int i = 0; i < 3; ++i) {
+    const fs::path log = dir / ("train" + std::to_string(i) + ".log");
+    // The first interval averages over the warm-up; the steady step is the median of the others.
+    std::ofstream(log) << " iteration        1/      30 | elapsed time per iteration (ms): 9000.0 |\n"
+                       << " iteration        2/      30 | elapsed time per iteration (ms): " << steady[i] << " |\n"
+                       << " iteration        3/      30 | elapsed time per iteration (ms): " << steady[i] + 20 << " |\n";
+    args.insert(args.end(), {"--log", "scenarios/default.json=" + log.string()});
+  }
+  args.insert(args.end(), {"--params", "kernel_floor_us", "-o", (dir / "cal.json").string()});
+  const auto r = run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1510.0"), std::string::npos) << r.out;  // median of 1500 and 1520
+  EXPECT_NE(r.out.find("1480.0"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(dir / "cal.json"));
+}
+
+TEST(Calibrate, RefusesAFitOutsideThePhysicalRangeAndWritesNothing) {
+  // Runs "measured" three times slower than any derate explains.
+  const fs::path dir = scratch("range_fit");
+  std::vector<std::string> args = {"calibrate"};
+  for (const char* name : {"llama3_70b_l12_tp8_pp1_dp1_mbc4_cef", "llama3_70b_l12_tp8_pp1_dp1_mbc8_cef"}) {
+    auto c = nlohmann::json::parse(read_file(kB200 + name + ".json"));
+    c["real_ms"] = c["real_ms"].get<double>() * 3;
+    const fs::path p = dir / (std::string(name) + ".json");
+    std::ofstream(p) << c.dump();
+    args.push_back(p.string());
+  }
+  args.insert(args.end(), {"--shared", SIMUMAX_SHARED_DIR, "--params", "compute_derate", "--no-leave-out", "-o",
+                           (dir / "cal.json").string()});
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("the fitted compute_derate lies outside its physical range, so nothing was written"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "cal.json"));
+}
+
 TEST(Calibrate, RefusesFewerCasesThanParameters) {
   const auto r = run_cli({"calibrate", kB200 + "llama3_70b_l12_tp8_pp1_dp1_mbc4_cef.json", "-o",
                           (scratch("few") / "x.json").string()});
@@ -105,12 +175,14 @@ TEST(Calibrate, RefusesALogItCannotPair) {
 }
 
 TEST(Calibration, DerateOutsideItsPhysicalRangeIsAConfigError) {
+  const fs::path dir = scratch("range");
+  const std::string sys = b200_with_calibration(dir, {{"compute_derate", 0.9}});
   const auto r = run_cli({"run", "--model", "models/llama3-8b.json", "--strategy",
-                          SIMUMAX_SHARED_DIR "/simumax-configs/strategy/tp1_pp2_dp4_mbs1.json", "--system",
-                          "tests/data/calibrate/derate_0.9.json", "-q", "-o", (scratch("range") / "o").string()});
+                          SIMUMAX_SHARED_DIR "/simumax-configs/strategy/tp1_pp2_dp4_mbs1.json", "--system", sys,
+                          "-q", "-o", (dir / "o").string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("tests/data/calibrate/derate_0.9.json: /calibration/compute_derate: expected a fraction in "
-                       "[-0.2, 0.5]"),
+  EXPECT_NE(r.err.find(sys + ": /calibration/compute_derate: expected a fraction in [-0.2, 0.5] (a slow-down of "
+                             "compute kernels), got 0.9"),
             std::string::npos)
       << r.err;
 }

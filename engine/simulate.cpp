@@ -7,6 +7,7 @@
 #include "engine/executor/sim_executor.hpp"
 #include "engine/platform/platform_spec.hpp"
 #include "engine/platform/platform_xml.hpp"
+#include "engine/report/text_file.hpp"
 
 namespace simumax {
 
@@ -23,7 +24,7 @@ executor::Timeline run_executor(const config::Scenario& s, const graph::TaskGrap
     so.platform_xml_path = *o.platform_xml;
   } else {
     if (!o.platform_out.empty()) {
-      std::ofstream(o.platform_out) << platform::platform_xml(spec);
+      report::write_file_atomically(o.platform_out, platform::platform_xml(spec));
     }
   }
   return executor::run_sim(g, so);

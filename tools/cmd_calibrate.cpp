@@ -11,6 +11,7 @@
 #include "engine/config/validation_case.hpp"
 #include "engine/report/calibrated_system.hpp"
 #include "engine/report/megatron_log.hpp"
+#include "engine/report/text_file.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
 

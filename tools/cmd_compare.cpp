@@ -5,6 +5,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/report/trace_compare.hpp"
+#include "engine/report/text_file.hpp"
 #include "tools/commands.hpp"
 
 namespace simumax::tools {
@@ -34,9 +35,7 @@ int do_compare(const CompareArgs& a) {
   if (a.rank >= 0) o.rank = a.rank;
   const report::Comparison c = report::compare_runs(o);
   if (!a.json_out.empty()) {
-    std::ofstream out(a.json_out);
-    if (!out) throw common::UsageError("--json " + a.json_out + ": cannot write the file");
-    out << report::comparison_json(c);
+    report::write_file_atomically(a.json_out, report::comparison_json(c));
   }
   if (!a.quiet) std::cout << report::comparison_table(c);
   return 0;

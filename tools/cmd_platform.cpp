@@ -7,6 +7,7 @@
 #include "engine/platform/fabric.hpp"
 #include "engine/platform/platform_spec.hpp"
 #include "engine/platform/platform_xml.hpp"
+#include "engine/report/text_file.hpp"
 #include "tools/commands.hpp"
 
 namespace simumax::tools {
@@ -49,9 +50,7 @@ int do_platform(const PlatformArgs& a) {
     std::cout << xml;
     return 0;
   }
-  std::ofstream f(a.out);
-  if (!f) throw common::UsageError(a.out + ": cannot write");
-  f << xml;
+  report::write_file_atomically(a.out, xml);
   std::cerr << "wrote " << a.out << " (" << spec.gpus() << " GPUs on " << spec.nodes
             << (spec.nodes == 1 ? " node" : " nodes");
   if (spec.topology != platform::Topology::kSingleSwitch) {

@@ -17,6 +17,7 @@
 #include "engine/report/search_io.hpp"
 #include "engine/search/search.hpp"
 #include "engine/search/search_output.hpp"
+#include "engine/report/text_file.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
 
@@ -112,8 +113,8 @@ search::RecheckFn recheck_fn(const SearchArgs& a, const config::Scenario& base) 
     const std::string dir = a.out_dir + "/recheck/" + std::to_string(index);
     fs::create_directories(dir);
     const std::string scenario = dir + "/scenario.json";
-    std::ofstream(scenario) << search::scenario_text(s, c, base, scenario,
-                                                     "re-check of search candidate " + std::to_string(index));
+    report::write_file_atomically(
+        scenario, search::scenario_text(s, c, base, scenario, "re-check of search candidate " + std::to_string(index)));
     const int rc =
         run_child(a.self, {"run", scenario, "--executor", "sim", "--ranks", a.recheck_ranks, "-q", "-o", dir},
                   dir + "/stderr.txt");
@@ -131,10 +132,7 @@ search::RecheckFn recheck_fn(const SearchArgs& a, const config::Scenario& base) 
   };
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  if (!f || !(f << text)) throw common::UsageError(path + ": cannot write");
-}
+void write_file(const std::string& path, const std::string& text) { report::write_file_atomically(path, text); }
 
 int do_search(const SearchArgs& a) {
   config::Scenario base = search::load_base(a.model, a.system, a.strategy, a.seq_len);

@@ -5,6 +5,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/report/json_text.hpp"
+#include "engine/report/text_file.hpp"
 
 namespace simumax::tools {
 
@@ -32,9 +33,7 @@ std::string write_links_json(const std::string& dir, const executor::Timeline& t
   }
   out += tl.links.empty() ? "]\n}\n" : "\n  ]\n}\n";
   const std::string path = dir + "/links.json";
-  std::ofstream f(path, std::ios::binary);
-  f << out;
-  if (!f) throw common::UsageError(path + ": cannot write");
+  report::write_file_atomically(path, out);
   return path;
 }
 

@@ -1,9 +1,5 @@
 #include "engine/report/calibrated_system.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -27,27 +23,6 @@ std::string calibrated_system_json(const std::string& system_path, const config:
   if (c.kernel_floor_us) cal["kernel_floor_us"] = *c.kernel_floor_us;
   j["calibration"] = cal;
   return j.dump(1) + "\n";
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::filesystem::path target(path);
-  if (std::filesystem::is_directory(target)) throw common::UsageError(path + ": is a folder, not a file");
-  std::filesystem::path tmp = target;
-  tmp += ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) throw common::UsageError(path + ": cannot write (" + std::strerror(errno) + ")");
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
-  const int saved = errno;
-  if (std::fclose(f) != 0 || !written) {
-    std::remove(tmp.c_str());
-    throw common::UsageError(path + ": cannot write (" + std::strerror(written ? errno : saved) + ")");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw common::UsageError(path + ": cannot write (" + ec.message() + ")");
-  }
 }
 
 }  // namespace simumax::report

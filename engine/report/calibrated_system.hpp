@@ -14,8 +14,4 @@ namespace simumax::report {
 std::string calibrated_system_json(const std::string& system_path, const config::Calibration& c,
                                    const std::string& note);
 
-// Writes `text` to `path` through a temporary file in the same folder, renamed over `path` only once it is
-// complete: a failure leaves any earlier file as it was. Throws common::UsageError naming the path.
-void write_file_atomically(const std::string& path, const std::string& text);
-
 }  // namespace simumax::report

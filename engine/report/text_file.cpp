@@ -1,6 +1,8 @@
 #include "engine/report/text_file.hpp"
 
 #include <cerrno>
+#include <cstdio>
+#include <filesystem>
 #include <cstring>
 #include <exception>
 
@@ -8,7 +10,35 @@
 
 namespace simumax::report {
 
-TextFile::TextFile(const std::string& path) : path_(path), f_(std::fopen(path.c_str(), "wb")) {
+namespace {
+
+// A folder where `path` would be: the file itself cannot be written (UsageError naming it).
+void check_not_a_folder(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw common::UsageError("cannot write " + path + ": it is a folder");
+}
+
+// Renames the finished temporary file over `path`; a failure removes it and names `path`.
+void rename_into_place(const std::string& tmp, const std::string& path) {
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw common::UsageError("cannot write " + path + ": " + ec.message());
+  }
+}
+
+}  // namespace
+
+std::string temporary_name(const std::string& path) { return path + ".tmp"; }
+
+TextFile::TextFile(const std::string& path) : path_(path), tmp_(temporary_name(path)) {
+  check_not_a_folder(path);
+  // A device, FIFO or symbolic link is written in place: renaming over it would replace it, not write to it.
+  std::error_code ec;
+  const auto st = std::filesystem::symlink_status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) tmp_ = path;
+  f_ = std::fopen(tmp_.c_str(), "wb");
   if (!f_) throw common::UsageError("cannot write " + path + ": " + std::strerror(errno));
   writer_ = std::thread([this] { writer_loop(); });
 }
@@ -20,7 +50,10 @@ TextFile::~TextFile() {
   }
   cv_.notify_all();
   if (writer_.joinable()) writer_.join();
-  if (f_) std::fclose(f_);
+  if (f_) {  // not closed: an error stopped the writing, so the unfinished file goes
+    std::fclose(f_);
+    if (tmp_ != path_) std::remove(tmp_.c_str());
+  }
 }
 
 void TextFile::writer_loop() {
@@ -86,10 +119,22 @@ void TextFile::close() {
   }
   cv_.notify_all();
   writer_.join();
+  const bool flushed = std::fflush(f_) == 0;
+  const int saved = errno;
   const int rc = std::fclose(f_);
   f_ = nullptr;
-  if (!error_.empty()) throw common::UsageError("cannot write " + path_ + ": " + error_);
-  if (rc != 0) throw common::UsageError("cannot write " + path_ + ": " + std::strerror(errno));
+  std::string failure = !error_.empty() ? error_ : !flushed ? std::strerror(saved) : rc != 0 ? std::strerror(errno) : "";
+  if (!failure.empty()) {
+    if (tmp_ != path_) std::remove(tmp_.c_str());
+    throw common::UsageError("cannot write " + path_ + ": " + failure);
+  }
+  if (tmp_ != path_) rename_into_place(tmp_, path_);
+}
+
+void write_file_atomically(const std::string& path, std::string_view text) {
+  TextFile f(path);
+  f.append(text);
+  f.close();
 }
 
 namespace {

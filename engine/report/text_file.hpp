@@ -16,8 +16,11 @@
 
 namespace simumax::report {
 
-// Throws common::UsageError when the file cannot be created or written (a bad output folder is the user's
-// to fix): from the constructor, or from a later call once the writer thread has failed.
+// The text goes to a temporary file beside `path` (temporary_name), renamed over `path` by close() once all of it
+// is written and flushed: a reader never sees half a file, and a failure leaves any earlier file as it was (the
+// temporary one is removed). A path that exists and is no regular file (a device, a FIFO, a symbolic link) is
+// written in place. Throws common::UsageError naming `path` when it cannot be created or written (a bad
+// output folder is the user's to fix): from the constructor, or from a later call once the writer has failed.
 class TextFile {
  public:
   explicit TextFile(const std::string& path);
@@ -50,6 +53,7 @@ class TextFile {
   void writer_loop();
 
   std::string path_;
+  std::string tmp_;
   std::FILE* f_ = nullptr;
   TextBuffer cur_;                // small appends
   std::deque<TextBuffer> queue_;  // blocks for the writer, in file order
@@ -61,6 +65,12 @@ class TextFile {
   std::condition_variable cv_;
   std::thread writer_;
 };
+
+// Where TextFile writes `path` until it is complete.
+std::string temporary_name(const std::string& path);
+
+// `text` as the whole of `path`, through a TextFile (written completely, or not at all).
+void write_file_atomically(const std::string& path, std::string_view text);
 
 // Formats `count` pieces with format(i, buffer) on two threads (the caller's and a helper) and appends them to
 // `out` in order of i: a trace of every rank is formatted rank by rank, and the second core would otherwise idle.

@@ -61,6 +61,20 @@ const std::vector<ErrorCase>& cases() {
        "error: give a scenario file, or all three of --model, --strategy and --system"},
       {"PlatformWithoutSim", {"run", "scenarios/default.json", "--platform", "x.xml"},
        "error: --platform needs --executor sim"},
+      // Issue #12: no wrong answer with exit 0, no file outside the output folder.
+      {"IntegerBeyond2To31", {"run", "--model", "tests/data/config_errors/layer_num_2e33.json", "--strategy",
+                              "tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", "--system",
+                              "platforms/b200_bf16.json"},
+       "error: tests/data/config_errors/layer_num_2e33.json: /layer_num: expected a positive integer of magnitude at "
+       "most 2147483647 (2^31 - 1), got 8589934604"},
+      {"ScenarioNameLeavesTheOutputFolder", {"run", "tests/data/cli/name_escape.json"},
+       "error: tests/data/cli/name_escape.json: /name: must be one path component (it names the output folder "
+       "out/<name>): no '/', '\\', control characters, and not \".\" or \"..\""},
+      {"OutputFolderIsAFile", {"run", "scenarios/default.json", "-q", "-o", "README.md"},
+       "error: -o README.md: cannot create the output folder: Not a directory"},
+      {"ValidateFindsNoCase", {"validate", "docs"}, "error: no validation case (*.json) found in the paths given"},
+      {"PlatformToAFullDevice", {"platform", "platforms/b200_bf16.json", "-o", "/dev/full"},
+       "error: cannot write /dev/full: No space left on device"},
       {"UnknownCommand", {"frobnicate"}, "error: unknown command 'frobnicate'; commands: run, validate, calibrate, search, compare, platform, bench"},
       {"ZeroNodes", {"platform", "platforms/b200_bf16.json", "--nodes", "0"},
        "error: --nodes: Value 0 not in range 1 to 1048576"},

@@ -2,9 +2,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "engine/common/error.hpp"
 #include "engine/simulate.hpp"
+#include "engine/report/text_file.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
 #include "tools/link_report.hpp"
@@ -23,16 +25,49 @@ struct RunArgs {
   OutputArgs outputs;
 };
 
+// The files a run writes into its folder. A run owns them: once its simulation has succeeded, those an earlier
+// run left are removed before the new ones are written, so a folder never mixes two runs. Nothing else in the
+// folder is touched.
+const char* const kRunFiles[] = {"summary.json",         "platform.xml",         "links.json",
+                                 "trace.json",           "tracing_logs.json",    "memory_timeline.json",
+                                 "memory_snapshot.json", "memory_snapshot.pickle"};
+
+void make_folder(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) {
+    throw common::UsageError("-o " + dir + ": cannot create the output folder" +
+                             (ec ? ": " + ec.message() : std::string(": a file of that name exists")));
+  }
+}
+
+// `keep`: a file the run reads (the user's platform XML may sit in the folder under the name we write).
+void remove_earlier_run(const std::string& dir, const std::optional<std::string>& keep) {
+  for (const char* name : kRunFiles) {
+    std::error_code ec;
+    const auto path = std::filesystem::path(dir) / name;
+    if (keep && std::filesystem::equivalent(path, *keep, ec)) continue;
+    if (std::filesystem::is_regular_file(path, ec) || std::filesystem::is_symlink(path, ec)) {
+      std::filesystem::remove(path, ec);
+      if (ec) throw common::UsageError("cannot remove " + path.string() + " of an earlier run: " + ec.message());
+    }
+  }
+}
+
 int do_run(const RunArgs& a) {
   config::Scenario s = load_scenario_or_configs(a.scenario, a.configs);
   apply_fidelity(s, a.engine.fidelity);
   RunOptions o = make_run_options(a.engine);
   const std::string dir = a.out_dir.empty() ? "out/" + s.name : a.out_dir;
-  std::filesystem::create_directories(dir);
+  make_folder(dir);
   if (o.executor == ExecutorKind::kSim && !o.platform_xml && s.platform_path) o.platform_xml = s.platform_path;
-  if (o.executor == ExecutorKind::kSim && !o.platform_xml) o.platform_out = dir + "/platform.xml";
+  if (o.executor == ExecutorKind::kSim && !o.platform_xml) {
+    remove_earlier_run(dir, std::nullopt);  // the simulation writes platform.xml before it runs
+    o.platform_out = dir + "/platform.xml";
+  }
   const RunResult r = simulate(s, o);
-  std::ofstream(dir + "/summary.json") << report::summary_json(r.summary);
+  if (o.platform_out.empty()) remove_earlier_run(dir, o.platform_xml);
+  report::write_file_atomically(dir + "/summary.json", report::summary_json(r.summary));
   if (!a.quiet) {
     std::cout << report::summary_table(r.summary);
     std::cout << "\nwrote " << dir << "/summary.json\n";

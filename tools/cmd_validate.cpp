@@ -36,10 +36,12 @@ int do_validate(const ValidateArgs& a) {
   const std::string shared = a.shared_dir.empty() ? default_shared_dir() : a.shared_dir;
   const RunOptions o = make_run_options(a.engine);
   ErrorStats ours_t, sm_t, ours_m, sm_m, parity_t, parity_m;
+  const std::vector<std::string> files = case_files(a.paths);
+  if (files.empty()) throw common::UsageError("no validation case (*.json) found in the paths given");
   std::printf("%-52s %10s %10s %10s %8s %8s | %8s %8s %8s %8s %8s\n", "case", "ours ms", "simumax", "real ms",
               "ours err", "sm err", "ours GiB", "simumax", "real GiB", "ours err", "sm err");
   int skipped = 0;
-  for (const auto& file : case_files(a.paths)) {
+  for (const auto& file : files) {
     config::ValidationCase vc;
     RunResult r;
     try {
@@ -63,6 +65,10 @@ int do_validate(const ValidateArgs& a) {
                 vc.name.c_str(), ms, vc.published_perf_ms, vc.real_ms, 100 * ours_t.errs.back(),
                 100 * sm_t.errs.back(), gib, vc.published_perf_alloc_gib, vc.real_alloc_gib,
                 100 * ours_m.errs.back(), 100 * sm_m.errs.back());
+  }
+  if (ours_t.errs.empty()) {
+    throw common::UsageError("no validation case could be run (" + std::to_string(skipped) +
+                             " skipped, each with its reason above)");
   }
   auto line = [](const char* what, const ErrorStats& s) {
     std::printf("%-34s MAPE %6.2f%%  signed mean %+6.2f%%  worst %+6.2f%%\n", what, 100 * s.mape(), 100 * s.mean(),

@@ -155,6 +155,8 @@ bool ObjectReader::given(const std::string& key) {
   return v != nullptr && !v->is_null();
 }
 
+constexpr int64_t kMaxConfigInt = 2147483647;
+
 std::optional<int64_t> ObjectReader::optional_int(const std::string& key, Sign sign) {
   const Json* v = find(key);
   if (v == nullptr || v->is_null()) return std::nullopt;
@@ -162,19 +164,23 @@ std::optional<int64_t> ObjectReader::optional_int(const std::string& key, Sign s
   if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
     fail(key, expected + ", got " + json_repr(*v) + ", which is too large");
   }
+  std::optional<int64_t> i;
   if (v->is_number_integer()) {
-    const int64_t i = v->get<int64_t>();
-    if (!sign_ok(static_cast<double>(i), sign)) fail(key, expected + ", got " + json_repr(*v));
-    return i;
-  }
-  if (v->is_number_float()) {
+    i = v->get<int64_t>();
+    if (!sign_ok(static_cast<double>(*i), sign)) fail(key, expected + ", got " + json_repr(*v));
+  } else if (v->is_number_float()) {
     const double d = v->get<double>();
     // An integral float (4.0) is the same number to Python; a fractional one (2.5) is a mistake.
     if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < kInt64Limit && sign_ok(d, sign)) {
-      return static_cast<int64_t>(d);
+      i = static_cast<int64_t>(d);
     }
   }
-  fail(key, expected + ", got " + json_repr(*v));
+  if (!i) fail(key, expected + ", got " + json_repr(*v));
+  // No count, size or index of a training job comes near 2^31; beyond it, products of them overflow.
+  if (*i > kMaxConfigInt || *i < -kMaxConfigInt) {
+    fail(key, expected + " of magnitude at most 2147483647 (2^31 - 1), got " + json_repr(*v));
+  }
+  return i;
 }
 
 int64_t ObjectReader::required_int(const std::string& key, Sign sign) {

@@ -1,5 +1,6 @@
 #include "engine/config/scenario.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -80,6 +81,15 @@ Scenario load_scenario(const std::string& path) {
   Scenario s;
   s.scenario_path = path;
   s.name = r.optional_string("name").value_or(fs::path(path).stem().string());
+  // The name is the default output folder out/<name>: one path component, never a way out of out/.
+  const bool component = !s.name.empty() && s.name != "." && s.name != ".." &&
+                         std::none_of(s.name.begin(), s.name.end(), [](unsigned char c) {
+                           return c == '/' || c == '\\' || c < 0x20 || c == 0x7f;
+                         });
+  if (!component) {
+    r.fail("name", "must be one path component (it names the output folder out/<name>): no '/', '\\', control "
+                   "characters, and not \".\" or \"..\"");
+  }
   r.optional_string("description");
   if (const auto platform = r.optional_string("platform")) s.platform_path = checked_path(r, "platform", *platform);
   r.given("model_overrides");

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string>
 
+#include "engine/common/error.hpp"
 #include "engine/common/units.hpp"
 
 namespace simumax::report {
@@ -70,6 +72,24 @@ int64_t cached_micro_batches(const graph::TaskGraph& g, const executor::Timeline
     if (static_cast<int32_t>(mb) != running && done_fwd && !freed) ++n;
   }
   return n;
+}
+
+// A result we cannot stand behind is our bug, never a number to print: throws common::InternalError (exit 3).
+void check_invariants(const Summary& s) {
+  auto fail = [&](const std::string& what) {
+    throw common::InternalError(s.name + ": " + what + " (a result the engine cannot stand behind)");
+  };
+  auto time_ok = [](double ms) { return std::isfinite(ms) && ms >= 0; };
+  if (!time_ok(s.step_time_ms) || s.step_time_ms == 0) fail("step time " + std::to_string(s.step_time_ms) + " ms");
+  if (!time_ok(s.pp_time_ms)) fail("pipeline time " + std::to_string(s.pp_time_ms) + " ms");
+  if (!(s.mfu > 0 && s.mfu <= 1)) fail("MFU " + std::to_string(s.mfu) + " outside (0, 1]");
+  if (s.peak_alloc_bytes_max < 0 || !(s.peak_reserved_bytes_max >= 0)) fail("a negative peak memory");
+  for (const auto& st : s.stages) {
+    for (double ms : {st.fwd_ms, st.bwd_ms, st.dp_comm_ms, st.optimizer_ms, st.duration_ms}) {
+      if (!time_ok(ms)) fail("stage " + std::to_string(st.stage) + ": a time of " + std::to_string(ms) + " ms");
+    }
+    if (st.peak_alloc_bytes < 0) fail("stage " + std::to_string(st.stage) + ": a negative peak memory");
+  }
 }
 
 }  // namespace
@@ -154,6 +174,7 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
     out.peak_alloc_bytes_max = std::max(out.peak_alloc_bytes_max, ss.peak_alloc_bytes);
     out.peak_reserved_bytes_max = std::max(out.peak_reserved_bytes_max, ss.peak_reserved_bytes);
   }
+  check_invariants(out);
   return out;
 }
 

@@ -1,0 +1,70 @@
+// A run owns its output folder (issue #12): every file is written whole or not at all, files of an earlier run
+// never sit beside a new run's, and nothing that is not ours is touched.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/cli_runner.hpp"
+
+namespace simumax::tests {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("simumax_run_folder_test_" + name);
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+TEST(RunFolder, ALaterRunRemovesTheFilesOfAnEarlierOneAndNothingElse) {
+  const fs::path dir = scratch("stale");
+  std::ofstream(dir / "notes.txt") << "mine";
+  ASSERT_EQ(run_cli({"run", "scenarios/default.json", "--trace", "--memory", "-q", "-o", dir.string()}).exit_code, 0);
+  ASSERT_TRUE(fs::exists(dir / "trace.json"));
+  ASSERT_TRUE(fs::exists(dir / "memory_snapshot.pickle"));
+  const auto r = run_cli({"run", "scenarios/default.json", "--fidelity", "simumax", "-q", "-o", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "summary.json"));
+  for (const char* stale : {"trace.json", "memory_timeline.json", "memory_snapshot.json", "memory_snapshot.pickle"}) {
+    EXPECT_FALSE(fs::exists(dir / stale)) << stale;
+  }
+  EXPECT_EQ(read_file((dir / "notes.txt").string()), "mine");
+  for (const auto& e : fs::directory_iterator(dir)) EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+}
+
+TEST(RunFolder, AFailedRunLeavesTheEarlierRunWhole) {
+  const fs::path dir = scratch("failed");
+  ASSERT_EQ(run_cli({"run", "scenarios/default.json", "--trace", "-q", "-o", dir.string()}).exit_code, 0);
+  const std::string before = read_file((dir / "summary.json").string());
+  // A bad input fails before anything is simulated: the earlier run's files stay, together.
+  const auto r = run_cli({"run", "tests/data/cli/mbc0.json", "-q", "-o", dir.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(read_file((dir / "summary.json").string()), before);
+  EXPECT_TRUE(fs::exists(dir / "trace.json"));
+}
+
+TEST(RunFolder, AFileThatCannotBeWrittenIsAnErrorNamingIt) {
+  const fs::path dir = scratch("unwritable");
+  fs::create_directories(dir / "summary.json");  // a folder where the file goes
+  const auto r = run_cli({"run", "scenarios/default.json", "-q", "-o", dir.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: cannot write " + (dir / "summary.json").string() + ": it is a folder\n");
+  EXPECT_EQ(r.out, "");  // no "wrote"
+}
+
+TEST(RunFolder, TheUsersPlatformInTheFolderIsKept) {
+  const fs::path dir = scratch("platform");
+  fs::copy_file("tests/data/cli/b200_1node.xml", dir / "platform.xml");
+  const std::string xml = read_file((dir / "platform.xml").string());
+  const auto r = run_cli({"run", "scenarios/default.json", "--executor", "sim", "--platform",
+                          (dir / "platform.xml").string(), "-q", "-o", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_file((dir / "platform.xml").string()), xml);
+}
+
+}  // namespace
+}  // namespace simumax::tests

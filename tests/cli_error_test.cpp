@@ -70,6 +70,17 @@ const std::vector<ErrorCase>& cases() {
       {"ScenarioNameLeavesTheOutputFolder", {"run", "tests/data/cli/name_escape.json"},
        "error: tests/data/cli/name_escape.json: /name: must be one path component (it names the output folder "
        "out/<name>): no '/', '\\', control characters, and not \".\" or \"..\""},
+      {"KeyGivenTwice", {"run", "--model", "tests/data/config_errors/duplicate_layer_num.json", "--strategy",
+                         "tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", "--system",
+                         "platforms/b200_bf16.json"},
+       "error: tests/data/config_errors/duplicate_layer_num.json: /layer_num: the key appears twice in one object "
+       "(line 8, column 3 and line 9, column 3); keep one"},
+      // A file that is not JSON: where and what was expected, never what it holds (it may be a secret).
+      {"NotJsonNeverEchoed", {"run", "--model", "tests/data/config_errors/not_json.env", "--strategy",
+                              "tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", "--system",
+                              "platforms/b200_bf16.json"},
+       "error: tests/data/config_errors/not_json.env: invalid JSON at line 1, column 1: syntax error while parsing "
+       "value - invalid literal"},
       {"OutputFolderIsAFile", {"run", "scenarios/default.json", "-q", "-o", "README.md"},
        "error: -o README.md: cannot create the output folder: Not a directory"},
       {"ValidateFindsNoCase", {"validate", "docs"}, "error: no validation case (*.json) found in the paths given"},

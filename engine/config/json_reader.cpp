@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "engine/common/edit_distance.hpp"
@@ -34,7 +35,10 @@ std::string parse_error_message(const std::string& text, const Json::parse_error
   std::string what = e.what();
   const size_t col_at = what.find("column ");
   const size_t colon = col_at == std::string::npos ? what.find(": ") : what.find(": ", col_at);
-  const std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+  std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+  // nlohmann quotes what it last read: text of the user's file (a secret, when the file was not JSON at all).
+  // Say where and what was expected, never what the file holds.
+  if (const size_t last = detail.find("; last read:"); last != std::string::npos) detail.erase(last);
   return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(end - line_start + 1) + ": " +
          detail;
 }
@@ -83,11 +87,77 @@ std::string checked_choice(const FieldLocation& at, const Json& v, const std::ve
   fail_at(at, "expected one of " + quoted_list(valid) + ", got " + json_repr(v) + ";" + name_suggestion(s, valid));
 }
 
+std::string line_column(const std::string& text, size_t offset) {
+  size_t line = 1, line_start = 0;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1);
+}
+
+// nlohmann (like Python's json.load, which SimuMax uses) keeps the last of two equal keys of an object, silently:
+// {"layer_num": 80, "layer_num": 12} runs 12 layers. Such a file is ambiguous, so it is refused, naming both
+// places. REQUIRES: `text` is valid JSON (a light scan of strings and brackets, run after the parser).
+void check_duplicate_keys(const std::string& text, const std::string& label) {
+  struct Level {
+    bool object = false;
+    bool expect_key = false;
+    std::string current;                 // the key (object) or index (array) being read
+    std::map<std::string, size_t> keys;  // key -> offset of its first occurrence
+  };
+  std::vector<Level> stack;
+  auto pointer = [&] {
+    std::string p;
+    for (const auto& l : stack) p += "/" + l.current;
+    return p;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '{' || c == '[') {
+      Level l;
+      l.object = c == '{';
+      l.expect_key = l.object;
+      l.current = l.object ? "" : "0";
+      stack.push_back(std::move(l));
+    } else if (c == '}' || c == ']') {
+      if (!stack.empty()) stack.pop_back();
+    } else if (c == ',' && !stack.empty()) {
+      Level& l = stack.back();
+      if (l.object) {
+        l.expect_key = true;
+      } else {
+        l.current = std::to_string(std::stoll(l.current) + 1);
+      }
+    } else if (c == '"') {
+      const size_t start = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (stack.empty() || !stack.back().object || !stack.back().expect_key) continue;
+      Level& l = stack.back();
+      const std::string key = text.substr(start + 1, i - start - 1);
+      l.expect_key = false;
+      if (const auto it = l.keys.find(key); it != l.keys.end()) {
+        l.current = key;
+        throw ConfigError(label, pointer(), "the key appears twice in one object (" + line_column(text, it->second) +
+                                                 " and " + line_column(text, start) + "); keep one");
+      }
+      l.keys.emplace(key, start);
+      l.current = key;
+    }
+  }
+}
+
 }  // namespace
 
 Json parse_json_text(const std::string& text, const std::string& label) {
   try {
-    return Json::parse(text);
+    Json doc = Json::parse(text);
+    check_duplicate_keys(text, label);
+    return doc;
   } catch (const Json::parse_error& e) {
     throw ConfigError(label, "", parse_error_message(text, e));
   } catch (const Json::out_of_range& e) {
@@ -107,8 +177,11 @@ Json parse_json_file(const std::string& path) {
 }
 
 std::string json_repr(const Json& value) {
+  // What the value is, not what the file holds: containers by their size, long strings cut short.
+  if (value.is_array()) return "an array of " + std::to_string(value.size()) + " element(s)";
+  if (value.is_object()) return "an object of " + std::to_string(value.size()) + " key(s)";
   std::string s = value.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
   return s;
 }
 

@@ -19,10 +19,12 @@ using Json = nlohmann::json;
 // Reads and parses a JSON file. Throws ConfigError(path, "", ...) if it cannot be read, or with
 // "invalid JSON at line L, column C: ..." if it does not parse.
 Json parse_json_file(const std::string& path);
-// Parses `text` that came from `label` (a file name, or "file:line" for one line of a .jsonl).
+// Parses `text` that came from `label` (a file name, or "file:line" for one line of a .jsonl). Throws ConfigError
+// for invalid JSON (line and column, never the text itself) and for a key given twice in one object (both places).
 Json parse_json_text(const std::string& text, const std::string& label);
 
-// A JSON value as messages show it: strings quoted, long values cut short.
+// A JSON value as messages show it: what it is, not what the file holds (arrays and objects by their size,
+// strings quoted and cut short).
 std::string json_repr(const Json& value);
 
 // " did you mean 'x'?" when one candidate is a likely typo of `name`, else " valid names: a, b, c".

@@ -58,7 +58,7 @@ INSTANTIATE_TEST_SUITE_P(ObjectReader, IntField,
                                            IntCase{"null", Sign::kPositive, "expected a positive integer, got null"},
                                            IntCase{"0", Sign::kPositive, "expected a positive integer, got 0"},
                                            IntCase{"-1", Sign::kNonNegative, "expected a non-negative integer, got -1"},
-                                           IntCase{"[2]", Sign::kAny, "expected an integer, got [2]"},
+                                           IntCase{"[2]", Sign::kAny, "expected an integer, got an array of 1 element(s)"},
                                            IntCase{"1e30", Sign::kAny, "expected an integer, got 1e+30"},
                                            IntCase{"4.0", Sign::kPositive, "=4"},
                                            IntCase{"0", Sign::kNonNegative, "=0"}, IntCase{"-3", Sign::kAny, "=-3"}));

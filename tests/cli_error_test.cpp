@@ -81,6 +81,8 @@ const std::vector<ErrorCase>& cases() {
                               "platforms/b200_bf16.json"},
        "error: tests/data/config_errors/not_json.env: invalid JSON at line 1, column 1: syntax error while parsing "
        "value - invalid literal"},
+      {"BenchOnAnEmptyGrid", {"bench", "--only", "grid", "--grid", "/dev/null"},
+       "error: --grid /dev/null: no grid line in the file"},
       {"OutputFolderIsAFile", {"run", "scenarios/default.json", "-q", "-o", "README.md"},
        "error: -o README.md: cannot create the output folder: Not a directory"},
       {"ValidateFindsNoCase", {"validate", "docs"}, "error: no validation case (*.json) found in the paths given"},

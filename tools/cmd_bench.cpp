@@ -78,6 +78,7 @@ void bench_largest_grid_line(const std::string& grid, std::vector<double>& scrat
     const size_t tasks = graph::lower_step(line.scenario, m, cost::cost_step(line.scenario, m), chunk).size();
     if (tasks > most) most = tasks, largest = &line;
   }
+  if (largest == nullptr) throw common::UsageError("--grid " + grid + ": no grid line in the file");
   const auto& big = *largest;
   graph::LoweringOptions lo;
   lo.granularity = graph::Granularity::kChunk;

@@ -21,6 +21,16 @@ namespace {
 
 // SimuMax's _version_tuple: the first three runs of digits, zero-padded; no digits means "disabled".
 Version version_from_text(ObjectReader& r, const std::string& key, const std::string& text) {
+  // SimuMax reads the first three runs of digits ("v2.8", "release_v2.10.0rc1.dev4", "2"). A major number followed
+  // by a dot and no minor number ("2.x", "2.") reads as 2.0.0 there, which is a guess: refuse it.
+  const size_t first = text.find_first_of("0123456789");
+  if (first != std::string::npos) {
+    const size_t major_end = text.find_first_not_of("0123456789", first);
+    if (major_end != std::string::npos && text[major_end] == '.' &&
+        (major_end + 1 == text.size() || !std::isdigit(static_cast<unsigned char>(text[major_end + 1])))) {
+      r.fail(key, "expected a version with its minor number, such as \"2.11.0\" (null: feature off)");
+    }
+  }
   std::vector<int> parts;
   std::string digits;
   for (size_t i = 0; i <= text.size() && parts.size() < 3; ++i) {
@@ -104,8 +114,9 @@ void read_pipeline_and_memory(ObjectReader& r, StrategyConfig& s) {
   s.use_accm_weight = r.bool_or("use_accm_weight", true);
   s.dispatch_probs = r.bool_or("dispatch_probs", false);
   s.mem_factor = r.number_or("mem_factor", 0.94, Sign::kPositive);
-  if (s.mem_factor > 1.0) {
-    r.fail("mem_factor", fmt::format("expected a fraction in (0, 1] of GPU memory usable, got {}", s.mem_factor));
+  // Below 5 % usable, the allocator model (reserved = allocated / mem_factor) describes no real run.
+  if (s.mem_factor > 1.0 || s.mem_factor < 0.05) {
+    r.fail("mem_factor", fmt::format("expected a fraction in [0.05, 1] of GPU memory usable, got {}", s.mem_factor));
   }
 }
 

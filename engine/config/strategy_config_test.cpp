@@ -165,8 +165,13 @@ INSTANTIATE_TEST_SUITE_P(
         StrategyErrorCase{"sparse", R"({"attention_sparse_ratio": 1})",
                           "/attention_sparse_ratio: expected a fraction in [0, 1) of attention FLOPs skipped, got 1"},
         StrategyErrorCase{"mem_factor_high", R"({"mem_factor": 1.5})",
-                          "/mem_factor: expected a fraction in (0, 1] of GPU memory usable, got 1.5"},
+                          "/mem_factor: expected a fraction in [0.05, 1] of GPU memory usable, got 1.5"},
         StrategyErrorCase{"mem_factor", R"({"mem_factor": 0})", "/mem_factor: expected a positive number, got 0"},
+        StrategyErrorCase{"mem_factor_tiny", R"({"mem_factor": 1e-300})",
+                          "/mem_factor: expected a fraction in [0.05, 1] of GPU memory usable, got 1e-300"},
+        StrategyErrorCase{"te_version_x", R"({"te_version": "2.x"})",
+                          "/te_version: expected a version with its minor number, such as \"2.11.0\" (null: feature "
+                          "off)"},
         StrategyErrorCase{"granularity", R"({"recompute_granularity": "full"})",
                           "/recompute_granularity: expected one of \"full_block\", \"attn_only\", \"mlp_only\", "
                           "\"sdp_only\", \"selective_recompute\", got \"full\"; did you mean 'full_block'?"},

@@ -47,9 +47,17 @@ std::map<int64_t, double> read_by_comm_num(ObjectReader& r, const std::string& k
   return out;
 }
 
+// Beyond these a config describes no machine: the run would print times of 1e300 ms or MFU in the hundreds.
+constexpr double kMinGbps = 1e-3, kMaxGbps = 1e7, kMinTflops = 1e-3, kMaxTflops = 1e7;
+
+double in_range(ObjectReader& r, const std::string& key, double v, double lo, double hi, const char* unit) {
+  if (v < lo || v > hi) r.fail(key, fmt::format("expected {} in [{}, {}], got {}", unit, lo, hi, v));
+  return v;
+}
+
 BandwidthConfig read_bandwidth(ObjectReader r) {
   BandwidthConfig b;
-  b.gbps = r.required_number("gbps", Sign::kPositive);
+  b.gbps = in_range(r, "gbps", r.required_number("gbps", Sign::kPositive), kMinGbps, kMaxGbps, "GiB/s");
   b.efficient_factor = r.required_number("efficient_factor", Sign::kPositive);
   b.latency_us = r.required_number("latency_us", Sign::kNonNegative);
   b.fixed_latency = r.number_or("fixed_latency", 0.0, Sign::kNonNegative);
@@ -60,7 +68,7 @@ BandwidthConfig read_bandwidth(ObjectReader r) {
 
 ComputeOpConfig read_compute_op(ObjectReader r) {
   ComputeOpConfig op;
-  op.tflops = r.required_number("tflops", Sign::kPositive);
+  op.tflops = in_range(r, "tflops", r.required_number("tflops", Sign::kPositive), kMinTflops, kMaxTflops, "TFLOP/s");
   // Zero is allowed: b200's fp8 entries ship with 0 (an fp8 run there is flagged by check_scenario).
   op.efficient_factor = r.required_number("efficient_factor", Sign::kNonNegative);
   if (auto table = r.optional_object("accurate_efficient_factor")) {

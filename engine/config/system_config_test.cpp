@@ -126,6 +126,15 @@ INSTANTIATE_TEST_SUITE_P(
                         "/networks/inter_node/bandwidth/gbps: expected a positive number, got \"25\""},
         SystemErrorCase{"tflops_zero", R"({"accelerator": {"op": {"default": {"tflops": 0}}}})",
                         "/accelerator/op/default/tflops: expected a positive number, got 0"},
+        SystemErrorCase{"gbps_absurd", R"({"networks": {"inter_node": {"bandwidth": {"gbps": 1e-300}}}})",
+                        "/networks/inter_node/bandwidth/gbps: expected GiB/s in [0.001, 10000000], got 1e-300"},
+        SystemErrorCase{"tflops_absurd", R"({"accelerator": {"op": {"default": {"tflops": 1e300}}}})",
+                        "/accelerator/op/default/tflops: expected TFLOP/s in [0.001, 10000000], got 1e+300"},
+        SystemErrorCase{"derate_out_of_range", R"({"calibration": {"compute_derate": 0.6}})",
+                        "/calibration/compute_derate: expected a fraction in [-0.2, 0.5] (a slow-down of compute "
+                        "kernels), got 0.6"},
+        SystemErrorCase{"calibration_typo", R"({"calibration": {"kernel_floor": 5}})",
+                        "/calibration/kernel_floor: unknown field; did you mean 'kernel_floor_us'?"},
         SystemErrorCase{"mode", R"({"accelerator": {"mode": "rooflin"}})",
                         "/accelerator/mode: expected one of \"roofline\", \"only_compute\", got \"rooflin\"; did you "
                         "mean 'roofline'?"},

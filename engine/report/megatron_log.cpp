@@ -1,6 +1,7 @@
 #include "engine/report/megatron_log.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -34,10 +35,11 @@ std::optional<double> field(const std::string& line, size_t from, size_t to, std
   return number_at(line, at + name.size());
 }
 
-// The iteration number of the record whose elapsed time is at `elapsed`: the nearest "iteration <N>/" before it.
-int64_t iteration_before(const std::string& line, size_t elapsed) {
+// The iteration number of the record whose elapsed time is at `elapsed`: the nearest "iteration <N>/" before it
+// and after `from` (the previous record), so a line of many records is read in linear time.
+int64_t iteration_before(const std::string& line, size_t from, size_t elapsed) {
   size_t at = elapsed;
-  while (at > 0 && (at = line.rfind("iteration", at - 1)) != std::string::npos) {
+  while (at > from && (at = line.rfind("iteration", at - 1)) != std::string::npos && at >= from) {
     size_t p = at + std::strlen("iteration");
     while (p < line.size() && line[p] == ' ') ++p;
     const size_t digits = p;
@@ -52,10 +54,12 @@ int64_t iteration_before(const std::string& line, size_t elapsed) {
 }
 
 void parse_iterations(const std::string& line, MegatronLog& log) {
+  size_t from = 0;
   for (size_t at = line.find(kElapsed); at != std::string::npos; at = line.find(kElapsed, at + 1)) {
     const auto ms = number_at(line, at + kElapsed.size());
-    if (!ms) continue;
-    log.iterations.push_back(MegatronIteration{iteration_before(line, at), *ms});
+    if (!ms || !std::isfinite(*ms) || *ms <= 0) continue;  // "nan", "inf", a negative time: no record
+    log.iterations.push_back(MegatronIteration{iteration_before(line, from, at), *ms});
+    from = at + kElapsed.size();
   }
 }
 

@@ -66,5 +66,26 @@ TEST(MegatronLog, NoIterationLineIsAnError) {
   }
 }
 
+// 50,000 records on one line and no "iteration N/" anywhere: read in linear time (it took 17 s, quadratic).
+TEST(MegatronLog, ManyRecordsOnOneLineWithoutIterationNumbers) {
+  std::string text;
+  for (int i = 0; i < 50000; ++i) text += "| elapsed time per iteration (ms): 1234.5 ";
+  std::istringstream in(text + "\n");
+  const MegatronLog log = parse_megatron_log(in);
+  ASSERT_EQ(log.iterations.size(), 50000u);
+  EXPECT_EQ(log.iterations.back().iteration, -1);
+  EXPECT_EQ(log.iterations.back().elapsed_ms, 1234.5);
+}
+
+TEST(MegatronLog, ATimeThatIsNoTimeIsNoRecord) {
+  std::istringstream in(
+      " iteration 1/ 3 | elapsed time per iteration (ms): nan |\n"
+      " iteration 2/ 3 | elapsed time per iteration (ms): -5 |\n"
+      " iteration 3/ 3 | elapsed time per iteration (ms): 900.0 |\n");
+  const MegatronLog log = parse_megatron_log(in);
+  ASSERT_EQ(log.iterations.size(), 1u);
+  EXPECT_EQ(log.iterations[0].iteration, 3);
+}
+
 }  // namespace
 }  // namespace simumax::report

@@ -2,9 +2,18 @@
 // never sit beside a new run's, and nothing that is not ours is touched.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "tests/cli_runner.hpp"
 
@@ -64,6 +73,36 @@ TEST(RunFolder, TheUsersPlatformInTheFolderIsKept) {
                           (dir / "platform.xml").string(), "-q", "-o", dir.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(read_file((dir / "platform.xml").string()), xml);
+}
+
+// Ctrl-C in the middle of a SimGrid run (SimGrid's own handler printed a status and exited 1): exit 130 with one
+// line, and no temporary file left behind.
+TEST(RunFolder, CtrlCEndsARunWith130AndLeavesNoTemporaryFile) {
+  const fs::path dir = scratch("interrupt");
+  const std::string err = (dir / "stderr.txt").string();
+  std::vector<std::string> args = {SIMUMAX_CLI, "run", "scenarios/bench/llama3_70b_4096gpu_tp8_pp8_dp64.json",
+                                   "--executor", "sim", "--ranks", "all", "-q", "-o", (dir / "out").string()};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  // Wait until the simulation is under way: the generated platform is written just before it starts.
+  for (int i = 0; i < 300 && !fs::exists(dir / "out" / "platform.xml"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_EQ(read_file(err), "\ninterrupted\n");
+  for (const auto& e : fs::directory_iterator(dir / "out")) EXPECT_NE(e.path().extension(), ".tmp") << e.path();
 }
 
 }  // namespace

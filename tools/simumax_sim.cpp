@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "engine/common/error.hpp"
+#include "engine/common/interrupt.hpp"
 #include "engine/common/logging.hpp"
 #include "tools/commands.hpp"
 
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   simumax::common::set_log_level(log_level);
+  simumax::common::install_interrupt_handler();
   try {
     // Each action returns -1 when its subcommand was not the one chosen.
     for (auto& action : actions) {

@@ -18,6 +18,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "engine/common/error.hpp"
+#include "engine/common/interrupt.hpp"
 #include "engine/common/logging.hpp"
 #include "engine/executor/flow_plan.hpp"
 #include "engine/platform/platform_check.hpp"
@@ -268,6 +269,7 @@ sg4::Engine& make_engine(bool log_simgrid) {
   int argc = static_cast<int>(args.size());
   // Never deleted: tearing down a large simulation costs as much as running it (see the header contract).
   auto* engine = new sg4::Engine(&argc, argv.data());
+  common::install_interrupt_handler();  // SimGrid's own prints a status and exits 1
   // Measured on SimGrid 3.32 (shared/simgrid-notes): CM02 without cross-traffic and without the TCP window
   // bound makes a transfer take exactly latency + bytes / bandwidth; precision 1e-12 keeps completions
   // 0.1 ns apart distinct. All must be set before the platform exists.

@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "engine/common/error.hpp"
+#include "engine/common/interrupt.hpp"
 
 namespace simumax::report {
 
@@ -40,6 +41,7 @@ TextFile::TextFile(const std::string& path) : path_(path), tmp_(temporary_name(p
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) tmp_ = path;
   f_ = std::fopen(tmp_.c_str(), "wb");
   if (!f_) throw common::UsageError("cannot write " + path + ": " + std::strerror(errno));
+  if (tmp_ != path_) common::register_temporary(tmp_.c_str());
   writer_ = std::thread([this] { writer_loop(); });
 }
 
@@ -54,6 +56,7 @@ TextFile::~TextFile() {
     std::fclose(f_);
     if (tmp_ != path_) std::remove(tmp_.c_str());
   }
+  common::unregister_temporary(tmp_.c_str());
 }
 
 void TextFile::writer_loop() {

@@ -1,0 +1,16 @@
+// Ctrl-C (SIGINT) and SIGTERM end the process with one line on stderr and the shell's code (128 + signal),
+// removing the temporary files of outputs still being written.
+#pragma once
+
+namespace simumax::common {
+
+// Installs the handler. SimGrid installs its own SIGINT handler when its engine starts (it prints a status and
+// exits 1): call this again after creating an s4u::Engine.
+void install_interrupt_handler();
+
+// A file being written under a temporary name: removed if the process is interrupted before
+// unregister_temporary. `path` must stay valid until then. Up to 64 at once (more are not tracked).
+void register_temporary(const char* path);
+void unregister_temporary(const char* path);
+
+}  // namespace simumax::common

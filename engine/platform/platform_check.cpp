@@ -79,8 +79,11 @@ class Checker {
   }
 
   void check_bandwidth_latency(const xml::Element& e) const {
-    if (!(quantity(e, "bandwidth", Quantity::kBandwidth) > 0)) {
-      fail(e, "bandwidth \"" + attr(e, "bandwidth") + "\" must be > 0");
+    // Below 1 kBps no flow of a training step ends within SimGrid's precision (a 1e-300Bps link left thousands
+    // of tasks unfinished); above 1 EBps no link exists.
+    const double bw = quantity(e, "bandwidth", Quantity::kBandwidth);
+    if (!(bw >= 1e3 && bw <= 1e18)) {
+      fail(e, "bandwidth \"" + attr(e, "bandwidth") + "\" is outside [1kBps, 1EBps]");
     }
     if (quantity(e, "latency", Quantity::kTime) < 0) fail(e, "latency \"" + attr(e, "latency") + "\" is < 0");
   }

@@ -116,7 +116,7 @@ TEST(FabricCheck, FatTreeWithAZeroUplink) {
   const std::string bad = replace_once(xml, "<link id=\"leaf1.uplink\" bandwidth=\"400GiBps\"",
                                        "<link id=\"leaf1.uplink\" bandwidth=\"0GiBps\"");
   EXPECT_EQ(check_error(bad, 64), "p.xml: line " + std::to_string(line_of(xml, "<link id=\"leaf1.uplink\"")) +
-                                      ": <link id=\"leaf1.uplink\">: bandwidth \"0GiBps\" must be > 0");
+                                      ": <link id=\"leaf1.uplink\">: bandwidth \"0GiBps\" is outside [1kBps, 1EBps]");
 }
 
 TEST(FabricCheck, FatTreeWithAMissingZoneRoute) {

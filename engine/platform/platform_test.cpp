@@ -167,7 +167,26 @@ TEST(PlatformCheck, ZeroBandwidth) {
   const std::string bad =
       replace_once(xml, "<link id=\"inter.nic3\" bandwidth=\"25GiBps\"", "<link id=\"inter.nic3\" bandwidth=\"0GBps\"");
   EXPECT_EQ(check_error(bad, 16), "p.xml: line " + std::to_string(line_of(xml, "<link id=\"inter.nic3\"")) +
-                                      ": <link id=\"inter.nic3\">: bandwidth \"0GBps\" must be > 0");
+                                      ": <link id=\"inter.nic3\">: bandwidth \"0GBps\" is outside [1kBps, 1EBps]");
+}
+
+// 1e-300Bps parsed, passed, and left 2163 of 2403 tasks unfinished (exit 3): refused as the user's error.
+TEST(PlatformCheck, AbsurdlySmallBandwidth) {
+  const std::string xml = platform_xml(spec_of(2));
+  const std::string bad = replace_once(xml, "<link id=\"inter.nic3\" bandwidth=\"25GiBps\"",
+                                       "<link id=\"inter.nic3\" bandwidth=\"1e-300Bps\"");
+  EXPECT_EQ(check_error(bad, 16), "p.xml: line " + std::to_string(line_of(xml, "<link id=\"inter.nic3\"")) +
+                                      ": <link id=\"inter.nic3\">: bandwidth \"1e-300Bps\" is outside [1kBps, 1EBps]");
+}
+
+// 500 nested zones passed our check and then crashed SimGrid's parser (SIGSEGV).
+TEST(PlatformCheck, DeepNestingIsRefusedBeforeSimGridSeesIt) {
+  std::string xml = "<?xml version='1.0'?>\n<platform version=\"4.1\">\n";
+  for (int i = 0; i < 500; ++i) xml += "<zone id=\"z" + std::to_string(i) + "\" routing=\"Full\">\n";
+  for (int i = 0; i < 500; ++i) xml += "</zone>\n";
+  xml += "</platform>\n";
+  EXPECT_EQ(check_error(xml, 2), "p.xml: line 66: <zone id=\"z63\">: nested deeper than 64 elements (SimGrid's parser "
+                                 "fails on deep nesting)");
 }
 
 TEST(PlatformCheck, UnknownBandwidthUnit) {

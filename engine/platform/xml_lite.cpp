@@ -256,8 +256,15 @@ class Parser {
     fail(line, tag, "unknown or unsupported entity &" + std::string(entity) + ";");
   }
 
+  // SimGrid 3.32's own parser crashes (SIGSEGV) on elements nested a few hundred deep; a platform needs a handful.
+  static constexpr size_t kMaxDepth = 64;
+
   void add(Element element, bool self_closing) {
     const int index = static_cast<int>(doc_.elements.size());
+    if (stack_.size() >= kMaxDepth) {
+      fail(element.line, describe(element),
+           "nested deeper than " + std::to_string(kMaxDepth) + " elements (SimGrid's parser fails on deep nesting)");
+    }
     if (stack_.empty()) {
       if (!doc_.elements.empty()) {
         fail(element.line, describe(element),

@@ -75,13 +75,11 @@ TEST(RunFolder, TheUsersPlatformInTheFolderIsKept) {
   EXPECT_EQ(read_file((dir / "platform.xml").string()), xml);
 }
 
-// Ctrl-C in the middle of a SimGrid run (SimGrid's own handler printed a status and exited 1): exit 130 with one
-// line, and no temporary file left behind.
-TEST(RunFolder, CtrlCEndsARunWith130AndLeavesNoTemporaryFile) {
-  const fs::path dir = scratch("interrupt");
-  const std::string err = (dir / "stderr.txt").string();
+// Starts the CLI in the background (stderr to `err`) on the 4,096-GPU SimGrid benchmark, writing into `out`, and
+// returns once its simulation is under way (the generated platform is written just before it starts).
+pid_t start_long_run(const fs::path& out, const std::string& err) {
   std::vector<std::string> args = {SIMUMAX_CLI, "run", "scenarios/bench/llama3_70b_4096gpu_tp8_pp8_dp64.json",
-                                   "--executor", "sim", "--ranks", "all", "-q", "-o", (dir / "out").string()};
+                                   "--executor", "sim", "--ranks", "all", "-q", "-o", out.string()};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -89,13 +87,21 @@ TEST(RunFolder, CtrlCEndsARunWith130AndLeavesNoTemporaryFile) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+  EXPECT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
   posix_spawn_file_actions_destroy(&fa);
-  // Wait until the simulation is under way: the generated platform is written just before it starts.
-  for (int i = 0; i < 300 && !fs::exists(dir / "out" / "platform.xml"); ++i) {
+  for (int i = 0; i < 300 && !fs::exists(out / "platform.xml"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  return pid;
+}
+
+// Ctrl-C in the middle of a SimGrid run (SimGrid's own handler printed a status and exited 1): exit 130 with one
+// line, and no temporary file left behind.
+TEST(RunFolder, CtrlCEndsARunWith130AndLeavesNoTemporaryFile) {
+  const fs::path dir = scratch("interrupt");
+  const std::string err = (dir / "stderr.txt").string();
+  const pid_t pid = start_long_run(dir / "out", err);
   kill(pid, SIGINT);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -103,6 +109,20 @@ TEST(RunFolder, CtrlCEndsARunWith130AndLeavesNoTemporaryFile) {
   EXPECT_EQ(WEXITSTATUS(status), 130);
   EXPECT_EQ(read_file(err), "\ninterrupted\n");
   for (const auto& e : fs::directory_iterator(dir / "out")) EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+}
+
+// Two runs into one folder mixed their files: the second is refused while the first holds the folder.
+TEST(RunFolder, ASecondRunIntoABusyFolderIsRefused) {
+  const fs::path dir = scratch("busy");
+  const pid_t pid = start_long_run(dir / "out", (dir / "stderr.txt").string());
+  const auto r = run_cli({"run", "scenarios/default.json", "-q", "-o", (dir / "out").string()});
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: " + (dir / "out").string() + " is in use by pid " + std::to_string(pid) +
+                       " (another simumax-sim run writes there); wait for it, or give another -o\n");
+  EXPECT_FALSE(fs::exists(dir / "out" / "summary.json"));
 }
 
 }  // namespace

@@ -1,4 +1,10 @@
 // simumax-sim run: one scenario (or three config files) -> summary table + summary.json.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -41,6 +47,25 @@ void make_folder(const std::string& dir) {
   }
 }
 
+// One run at a time per folder: an advisory lock on <dir>/.simumax-sim.lock, held until the process ends (the
+// kernel releases it even on a crash). Two runs writing one folder mixed their files (issue #12).
+void lock_folder(const std::string& dir) {
+  const std::string path = dir + "/.simumax-sim.lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw common::UsageError("-o " + dir + ": cannot lock the folder: " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {};
+    const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
+    ::close(fd);
+    throw common::UsageError(dir + " is in use by " + (n > 0 ? "pid " + std::string(pid, static_cast<size_t>(n)) : "another run") +
+                             " (another simumax-sim run writes there); wait for it, or give another -o");
+  }
+  // The pid is only for the message a second run prints; the lock holds whether or not it is recorded.
+  const std::string me = std::to_string(::getpid());
+  [[maybe_unused]] const bool recorded =
+      ::ftruncate(fd, 0) == 0 && ::pwrite(fd, me.data(), me.size(), 0) == static_cast<ssize_t>(me.size());
+}
+
 // `keep`: a file the run reads (the user's platform XML may sit in the folder under the name we write).
 void remove_earlier_run(const std::string& dir, const std::optional<std::string>& keep) {
   for (const char* name : kRunFiles) {
@@ -60,6 +85,7 @@ int do_run(const RunArgs& a) {
   RunOptions o = make_run_options(a.engine);
   const std::string dir = a.out_dir.empty() ? "out/" + s.name : a.out_dir;
   make_folder(dir);
+  lock_folder(dir);
   if (o.executor == ExecutorKind::kSim && !o.platform_xml && s.platform_path) o.platform_xml = s.platform_path;
   if (o.executor == ExecutorKind::kSim && !o.platform_xml) {
     remove_earlier_run(dir, std::nullopt);  // the simulation writes platform.xml before it runs

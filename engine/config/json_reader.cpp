@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -169,6 +170,18 @@ Json parse_json_text(const std::string& text, const std::string& label) {
 }
 
 Json parse_json_file(const std::string& path) {
+  // A config is a small regular file: /dev/zero would be read without end, a FIFO would block forever.
+  constexpr uintmax_t kMaxConfigBytes = 256u << 20;
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status)) {
+    if (!std::filesystem::is_regular_file(status)) {
+      throw ConfigError(path, "", "is not a regular file (a config must be a JSON file)");
+    }
+    if (std::filesystem::file_size(path, ec) > kMaxConfigBytes) {
+      throw ConfigError(path, "", "is larger than 256 MiB: no config is that large");
+    }
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", std::string("cannot open file: ") + std::strerror(errno));
   std::ostringstream buffer;

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include <nlohmann/json.hpp>
+#include <re2/re2.h>
 
 #include "engine/common/error.hpp"
 #include "engine/report/trace_file.hpp"
@@ -111,11 +112,14 @@ struct TableParser {
 
   void regex(const Json& rule, const std::string& p, KernelClassTable::Rule& r) const {
     const std::string re = text(rule, p, "regex");
-    try {
-      r.regex = std::regex(re, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      fail(p + "/regex", "invalid regular expression \"" + re + "\": " + e.what());
-    }
+    // std::regex recursed once per character (a 50,000-character kernel name overflowed the stack) and
+    // backtracks exponentially on patterns like (a+)+$; RE2 does neither.
+    RE2::Options o;
+    o.set_case_sensitive(false);
+    o.set_log_errors(false);
+    auto compiled = std::make_shared<const RE2>(re, o);
+    if (!compiled->ok()) fail(p + "/regex", "invalid regular expression \"" + re + "\": " + compiled->error());
+    r.regex = std::move(compiled);
     r.has_regex = true;
   }
 
@@ -176,7 +180,7 @@ Classification KernelClassTable::classify(std::string_view cat, std::string_view
         })) {
       continue;
     }
-    if (r.has_regex && !std::regex_search(name.begin(), name.end(), r.regex)) continue;
+    if (r.has_regex && !RE2::PartialMatch(re2::StringPiece(name.data(), name.size()), *r.regex)) continue;
     return {r.cls, r.sub};
   }
   return {default_class_, static_cast<uint16_t>(default_class_)};

@@ -4,10 +4,14 @@
 #pragma once
 
 #include <cstdint>
-#include <regex>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace re2 {
+class RE2;
+}
 
 namespace simumax::report {
 
@@ -30,7 +34,7 @@ class KernelClassTable {
  public:
   // Reads and checks a table file. Throws ConfigError(path, json-pointer, message) for unreadable or invalid JSON,
   // a missing or mistyped field, an unknown key (keys starting with '_' are comments), a rule naming an undeclared
-  // class, a rule without any condition, or a regex std::regex rejects.
+  // class, a rule without any condition, or a regex RE2 rejects.
   static KernelClassTable load(const std::string& path);
   // The same from text; `label` names it in errors.
   static KernelClassTable parse(const std::string& text, const std::string& label);
@@ -58,7 +62,7 @@ class KernelClassTable {
     std::string cat;                    // empty: any category
     std::vector<std::string> contains;  // lower case; empty: no substring condition
     bool has_regex = false;
-    std::regex regex;
+    std::shared_ptr<const re2::RE2> regex;  // RE2: linear time, whatever the pattern or the name's length
   };
   uint16_t subclass_id(const std::string& name);
 

@@ -145,6 +145,19 @@ TEST(KernelClasses, FirstMatchingRuleWins) {
   EXPECT_EQ(t.class_of(t.classify("", "zzz")).name, "a");
 }
 
+// std::regex recursed per character: a 50,000-character kernel name crashed compare (SIGSEGV), and a pattern
+// like (a+)+$ backtracks exponentially. RE2 matches in linear time.
+TEST(KernelClasses, LongNamesAndPathologicalPatternsMatchInLinearTime) {
+  const auto t = KernelClassTable::parse(R"({"classes": [{"name": "a", "kind": "compute"}, {"name": "b", "kind": "comm"}],
+    "default_class": "a", "rules": [{"class": "b", "subclass": "x", "regex": "(a+)+$"}]})",
+                                         "t.json");
+  EXPECT_EQ(t.class_of(t.classify("", std::string(50000, 'a') + "!")).name, "a");
+  EXPECT_EQ(t.class_of(t.classify("", std::string(50000, 'a'))).name, "b");
+  const auto shipped = KernelClassTable::load(SIMUMAX_SOURCE_DIR "/data/kernel_classes.json");
+  EXPECT_EQ(shipped.class_of(shipped.classify("kernel", "ncclDevKernel_AllReduce_" + std::string(60000, 'x'))).name,
+            "comm");
+}
+
 struct BadTable {
   const char* name;
   const char* text;

@@ -2,6 +2,9 @@
 
 #include <fstream>
 
+#include <spdlog/fmt/fmt.h>
+
+#include "engine/common/error.hpp"
 #include "engine/common/logging.hpp"
 #include "engine/executor/fast_executor.hpp"
 #include "engine/executor/sim_executor.hpp"
@@ -37,6 +40,15 @@ RunResult simulate(const config::Scenario& s, const RunOptions& options) {
   RunResult r;
   r.model = model::build_step_model(s);
   r.cost = cost::cost_step(s, r.model);
+  const double tasks = graph::estimate_tasks(s, r.model, options.lowering);
+  log->info("about {:.3g} tasks to lower ({} granularity, {} ranks)", tasks,
+            graph::to_string(options.lowering.granularity), graph::to_string(options.lowering.scope));
+  if (tasks > options.max_tasks) {
+    throw common::UsageError(fmt::format(
+        "this step would lower to about {:.3g} tasks (~{:.0f} GB of memory), over --max-tasks {:.3g}: use a coarser "
+        "--granularity, --ranks stages, fewer micro-batches or layers, or raise --max-tasks",
+        tasks, tasks * 110 / 1e9, options.max_tasks));
+  }
   r.graph = graph::lower_step(s, r.model, r.cost, options.lowering);
   log->info("lowered {} tasks over {} ranks ({} granularity)", r.graph.size(), r.graph.num_ranks,
             graph::to_string(options.lowering.granularity));

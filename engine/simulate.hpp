@@ -23,6 +23,9 @@ struct RunOptions {
   std::optional<std::string> platform_xml;  // sim: a user platform (else generated from the system config)
   std::string platform_out;                 // sim: where the generated platform XML is written (may be empty)
   bool keep_memory_curves = false;
+  // A step whose graph::estimate_tasks is above this is refused (common::UsageError) before it is built: at
+  // ~110 bytes a task, 150 M tasks take ~16 GB.
+  double max_tasks = 150e6;
 };
 
 struct RunResult {

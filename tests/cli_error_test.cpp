@@ -87,6 +87,12 @@ const std::vector<ErrorCase>& cases() {
                            "tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", "--system",
                            "platforms/b200_bf16.json"},
        "error: /dev/zero: is not a regular file (a config must be a JSON file)"},
+      // A billion layers: refused from the estimate before any graph is built (it was bad_alloc after 13 s).
+      {"StepTooLargeForTheMachine", {"run", "--model", "tests/data/config_errors/layer_num_1e9.json", "--strategy",
+                                     "tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", "--system",
+                                     "platforms/b200_bf16.json"},
+       "error: this step would lower to about 1.6e+10 tasks (~1760 GB of memory), over --max-tasks 1.5e+08: use a "
+       "coarser --granularity, --ranks stages, fewer micro-batches or layers, or raise --max-tasks"},
       {"OutputFolderIsAFile", {"run", "scenarios/default.json", "-q", "-o", "README.md"},
        "error: -o README.md: cannot create the output folder: Not a directory"},
       {"ValidateFindsNoCase", {"validate", "docs"}, "error: no validation case (*.json) found in the paths given"},

@@ -23,6 +23,10 @@ void add_engine_options(CLI::App& sub, EngineArgs& a) {
       ->check(CLI::IsMember({"stages", "all"}));
   sub.add_option("--platform", a.platform, "SimGrid platform XML for --executor sim (default: generated)");
   add_fidelity_option(sub, a.fidelity);
+  sub.add_option("--max-tasks", a.max_tasks,
+                 "refuse a step estimated above this many tasks before building it (~110 bytes each)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 }
 
 void add_fidelity_option(CLI::App& sub, std::string& fidelity) {
@@ -78,6 +82,7 @@ RunOptions make_run_options(const EngineArgs& a) {
                            : a.granularity == "op"  ? graph::Granularity::kOp
                                                     : graph::Granularity::kLayer;
   o.lowering.scope = a.ranks == "all" ? graph::RankScope::kAll : graph::RankScope::kStages;
+  o.max_tasks = a.max_tasks;
   if (!a.platform.empty()) {
     if (o.executor != ExecutorKind::kSim) throw common::UsageError("--platform needs --executor sim");
     o.platform_xml = a.platform;

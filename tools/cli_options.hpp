@@ -22,6 +22,7 @@ struct EngineArgs {
   std::string ranks = "stages";
   std::string platform;
   std::string fidelity;  // empty: the strategy's "fidelity" (default megatron)
+  double max_tasks = RunOptions{}.max_tasks;
 };
 
 void add_config_options(CLI::App& sub, ConfigArgs& a);

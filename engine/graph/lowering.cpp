@@ -3,6 +3,7 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/topological_sort.hpp>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -205,6 +206,28 @@ TaskGraph lower_step(const config::Scenario& s, const model::StepModel& m, const
   em.step_end(lay.tp, sets);
   b.finish();
   return g;
+}
+
+double estimate_tasks(const config::Scenario& s, const model::StepModel& m, const LoweringOptions& options) {
+  const auto& st = s.strategy;
+  const double ranks = static_cast<double>(options.scope == RankScope::kAll ? st.world_size : st.pp_size);
+  // Tasks of one pass of the largest chunk: one (chunk), one per layer or block (layer), or one per op and
+  // collective (op).
+  double per_pass = 1;
+  for (const auto& chunk : m.chunks) {
+    double n = 0;
+    for (const auto& block : chunk.blocks) {
+      double unit = 1;
+      if (options.granularity == Granularity::kOp) {
+        unit = 0;
+        for (const auto& op : *block.ops) unit += 1 + static_cast<double>(op.comm[0].size() + op.comm[1].size());
+      }
+      n += options.granularity == Granularity::kChunk ? 0 : unit * block.repeat;
+    }
+    per_pass = std::max(per_pass, n);
+  }
+  const double passes = 2.0 * static_cast<double>(st.micro_batch_num) * m.virtual_chunks();
+  return ranks * (passes * (per_pass + 2) + 16);  // + 2: the send and receive of a chunk; + 16: DP, optimizer
 }
 
 bool is_acyclic(const TaskGraph& g) {

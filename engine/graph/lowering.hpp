@@ -34,6 +34,11 @@ struct LoweringOptions {
 TaskGraph lower_step(const config::Scenario& s, const model::StepModel& m, const cost::StepCost& c,
                      const LoweringOptions& options);
 
+// About how many tasks lower_step makes (within a factor of ~2), from the step model alone: ranks in scope x
+// micro-batches x (forward + backward) x tasks per chunk, plus transfers and the step's end. Cheap: no graph is
+// built, so a caller can refuse a step too large for the machine before building it.
+double estimate_tasks(const config::Scenario& s, const model::StepModel& m, const LoweringOptions& options);
+
 // True when the DAG has no cycle (Boost.Graph topological sort). For tests and --check.
 bool is_acyclic(const TaskGraph& g);
 

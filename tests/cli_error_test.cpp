@@ -21,6 +21,12 @@ std::vector<std::string> overlap_case(const std::string& strategy) {
           "platforms/b200_bf16.json"};
 }
 
+// `run` with a model file (and a strategy and system that are fine).
+std::vector<std::string> model_case(const std::string& model) {
+  return {"run", "--model", model, "--strategy", "tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", "--system",
+          "platforms/b200_bf16.json"};
+}
+
 const std::vector<ErrorCase>& cases() {
   static const std::vector<ErrorCase> c = {
       {"MicroBatchNumZero", {"run", "tests/data/cli/mbc0.json"},
@@ -62,35 +68,25 @@ const std::vector<ErrorCase>& cases() {
       {"PlatformWithoutSim", {"run", "scenarios/default.json", "--platform", "x.xml"},
        "error: --platform needs --executor sim"},
       // Issue #12: no wrong answer with exit 0, no file outside the output folder.
-      {"IntegerBeyond2To31", {"run", "--model", "tests/data/config_errors/layer_num_2e33.json", "--strategy",
-                              "tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", "--system",
-                              "platforms/b200_bf16.json"},
+      {"IntegerBeyond2To31", model_case("tests/data/config_errors/layer_num_2e33.json"),
        "error: tests/data/config_errors/layer_num_2e33.json: /layer_num: expected a positive integer of magnitude at "
        "most 2147483647 (2^31 - 1), got 8589934604"},
       {"ScenarioNameLeavesTheOutputFolder", {"run", "tests/data/cli/name_escape.json"},
        "error: tests/data/cli/name_escape.json: /name: must be one path component (it names the output folder "
        "out/<name>): no '/', '\\', control characters, and not \".\" or \"..\""},
-      {"KeyGivenTwice", {"run", "--model", "tests/data/config_errors/duplicate_layer_num.json", "--strategy",
-                         "tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", "--system",
-                         "platforms/b200_bf16.json"},
+      {"KeyGivenTwice", model_case("tests/data/config_errors/duplicate_layer_num.json"),
        "error: tests/data/config_errors/duplicate_layer_num.json: /layer_num: the key appears twice in one object "
        "(line 8, column 3 and line 9, column 3); keep one"},
       // A file that is not JSON: where and what was expected, never what it holds (it may be a secret).
-      {"NotJsonNeverEchoed", {"run", "--model", "tests/data/config_errors/not_json.env", "--strategy",
-                              "tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", "--system",
-                              "platforms/b200_bf16.json"},
+      {"NotJsonNeverEchoed", model_case("tests/data/config_errors/not_json.env"),
        "error: tests/data/config_errors/not_json.env: invalid JSON at line 1, column 1: syntax error while parsing "
        "value - invalid literal"},
       {"BenchOnAnEmptyGrid", {"bench", "--only", "grid", "--grid", "/dev/null"},
        "error: --grid /dev/null: no grid line in the file"},
-      {"ConfigIsADevice", {"run", "--model", "/dev/zero", "--strategy",
-                           "tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", "--system",
-                           "platforms/b200_bf16.json"},
+      {"ConfigIsADevice", model_case("/dev/zero"),
        "error: /dev/zero: is not a regular file (a config must be a JSON file)"},
       // A billion layers: refused from the estimate before any graph is built (it was bad_alloc after 13 s).
-      {"StepTooLargeForTheMachine", {"run", "--model", "tests/data/config_errors/layer_num_1e9.json", "--strategy",
-                                     "tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", "--system",
-                                     "platforms/b200_bf16.json"},
+      {"StepTooLargeForTheMachine", model_case("tests/data/config_errors/layer_num_1e9.json"),
        "error: this step would lower to about 1.6e+10 tasks (~1760 GB of memory), over --max-tasks 1.5e+08: use a "
        "coarser --granularity, --ranks stages, fewer micro-batches or layers, or raise --max-tasks"},
       {"OutputFolderIsAFile", {"run", "scenarios/default.json", "-q", "-o", "README.md"},

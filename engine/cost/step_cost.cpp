@@ -94,6 +94,23 @@ OpCost cost_op(const config::Scenario& s, const Nets& nets, const model::Op& op)
   return c;
 }
 
+// The collectives of `n_rs` gradient buckets of `rs_bytes` and `n_ag` parameter buckets of `ag_bytes`: a
+// reduce-scatter and an all-gather each under ZeRO >= 1 (the distributed optimizer), else an all-reduce per
+// gradient bucket.
+void set_buckets(const config::Scenario& s, DpCost& d, int64_t n_rs, double rs_bytes, int64_t n_ag, double ag_bytes,
+                 CommStage stage) {
+  const auto& st = s.strategy;
+  if (st.zero_state >= 1) {
+    d.reduce_scatter_buckets = n_rs;
+    d.all_gather_buckets = n_ag;
+    d.reduce_scatter = comm_time(s.system, st, Coll::kReduceScatter, rs_bytes, d.group_size, d.net, stage);
+    d.all_gather = comm_time(s.system, st, Coll::kAllGather, ag_bytes, d.group_size, d.net, stage);
+  } else {
+    d.all_reduce_buckets = n_rs;
+    d.all_reduce = comm_time(s.system, st, Coll::kAllReduce, rs_bytes, d.group_size, d.net, stage);
+  }
+}
+
 DpCost dp_cost(const config::Scenario& s, double grad_bytes, int64_t n, const std::string& net, CommStage stage) {
   const auto& st = s.strategy;
   DpCost d;
@@ -107,14 +124,7 @@ DpCost dp_cost(const config::Scenario& s, double grad_bytes, int64_t n, const st
     // collective each.
     const int64_t count = grad_bytes > 0 ? 1 : 0;
     d.bucket_bytes = grad_bytes;
-    if (st.zero_state >= 1) {
-      d.reduce_scatter_buckets = d.all_gather_buckets = count;
-      d.reduce_scatter = comm_time(s.system, st, Coll::kReduceScatter, grad_bytes, n, net, stage);
-      d.all_gather = comm_time(s.system, st, Coll::kAllGather, ag_bytes, n, net, stage);
-    } else {
-      d.all_reduce_buckets = count;
-      d.all_reduce = comm_time(s.system, st, Coll::kAllReduce, grad_bytes, n, net, stage);
-    }
+    set_buckets(s, d, count, grad_bytes, count, ag_bytes, stage);
     return d;
   }
   const double bucket = static_cast<double>(std::max<int64_t>(40000000, 1000000 * n) * 4);
@@ -123,18 +133,9 @@ DpCost dp_cost(const config::Scenario& s, double grad_bytes, int64_t n, const st
   auto buckets = [&](double bytes) {
     return static_cast<int64_t>(std::floor((bytes - 1) / bucket)) + 1;
   };
-  const int64_t n_rs = buckets(grad_bytes);
   int64_t n_ag = buckets(ag_bytes);
   if (s.model.is_moe()) n_ag *= 2;  // SimuMax doubles the all-gather count of both families for MoE models
-  if (st.zero_state >= 1) {
-    d.reduce_scatter_buckets = n_rs;
-    d.all_gather_buckets = n_ag;
-    d.reduce_scatter = comm_time(s.system, st, Coll::kReduceScatter, bucket, n, net, stage);
-    d.all_gather = comm_time(s.system, st, Coll::kAllGather, bucket, n, net, stage);
-  } else {
-    d.all_reduce_buckets = n_rs;
-    d.all_reduce = comm_time(s.system, st, Coll::kAllReduce, bucket, n, net, stage);
-  }
+  set_buckets(s, d, buckets(grad_bytes), bucket, n_ag, bucket, stage);
   return d;
 }
 

@@ -89,6 +89,11 @@ const std::vector<ErrorCase>& cases() {
       {"StepTooLargeForTheMachine", model_case("tests/data/config_errors/layer_num_1e9.json"),
        "error: this step would lower to about 1.6e+10 tasks (~1760 GB of memory), over --max-tasks 1.5e+08: use a "
        "coarser --granularity, --ranks stages, fewer micro-batches or layers, or raise --max-tasks"},
+      {"SearchSpaceOverItsLimit", {"search", "--model", "models/llama3-70b.json", "--system", "platforms/b200_bf16.json",
+                                   "--world-size", "64", "--global-batch-size", "512", "--seq-len", "4096",
+                                   "--threads", "2", "--max-candidates", "100", "-q", "-o", "out/space_limit"},
+       "error: the search space has 2256 candidates (about 0 s on 2 threads), over --max-candidates 100: narrow the "
+       "lists (--tp, --pp, --vpp, --recompute, ...) or raise --max-candidates"},
       {"OutputFolderIsAFile", {"run", "scenarios/default.json", "-q", "-o", "README.md"},
        "error: -o README.md: cannot create the output folder: Not a directory"},
       {"ValidateFindsNoCase", {"validate", "docs"}, "error: no validation case (*.json) found in the paths given"},

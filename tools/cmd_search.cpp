@@ -43,6 +43,7 @@ struct SearchArgs {
   std::string out_dir = "out/search";
   bool quiet = false;
   std::string fidelity;
+  size_t max_candidates = search::SearchRequest{}.max_candidates;
 };
 
 search::SearchRequest make_request(const SearchArgs& a, const config::Scenario& base) {
@@ -57,6 +58,7 @@ search::SearchRequest make_request(const SearchArgs& a, const config::Scenario& 
   q.objective = search::parse_objective(a.objective);
   q.memory_margin_gib = a.margin_gib;
   q.threads = a.threads;
+  q.max_candidates = a.max_candidates;
   q.recheck = a.recheck;
   return q;
 }
@@ -148,8 +150,7 @@ int do_search(const SearchArgs& a) {
                             " GPUs of " + fs::path(a.system).stem().string() + ", global batch " +
                             std::to_string(a.global_batch_size) + ", seq_len " + std::to_string(q.job.seq_len) +
                             ", objective " + search::to_string(q.objective);
-  write_file(a.out_dir + "/search.csv", search::records_csv(search::candidate_records(r, q)));
-  write_file(a.out_dir + "/search.json", search::search_json(r, q, title));
+  search::write_search_files(a.out_dir, r, q, title);
   std::string best_note = "\nno candidate fits: no best_scenario.json written\n";
   if (!r.ranking.empty()) {
     const size_t i = r.ranking[0];
@@ -210,6 +211,10 @@ void add_ranking_options(CLI::App* sub, SearchArgs& a) {
   sub->add_option("--recheck-ranks", a.recheck_ranks, "ranks the re-check simulates: all (contention) or stages")
       ->capture_default_str()
       ->check(CLI::IsMember({"stages", "all"}));
+  sub->add_option("--max-candidates", a.max_candidates,
+                  "refuse a space with more candidates than this, before evaluating any")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub->add_option("--threads", a.threads, "evaluation threads (0: one per core)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));

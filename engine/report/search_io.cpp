@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engine/common/error.hpp"
+#include "engine/report/text_file.hpp"
 
 namespace simumax::report {
 
@@ -65,6 +66,32 @@ std::string records_json(const JsonFields& meta, const std::vector<JsonRecordLis
     j[key] = std::move(list);
   }
   return j.dump(1) + "\n";
+}
+
+void write_records_json(const std::string& path, const JsonFields& meta, const std::vector<JsonRecordList>& lists,
+                        const std::string& streamed_key, size_t count, const std::function<JsonFields(size_t)>& record) {
+  // records_json's layout (nlohmann's dump with indent 1): the document without the streamed list, then the list
+  // at depth 1 and each record at depth 2, indented as dump would.
+  std::string head = records_json(meta, lists);
+  const size_t close = head.rfind('}');
+  head.erase(close);
+  while (!head.empty() && (head.back() == '\n' || head.back() == ' ')) head.pop_back();
+  TextFile out(path);
+  out.append(head);
+  out.append(head.size() > 1 ? ",\n " : "\n ");
+  out.append(Json(streamed_key).dump());
+  out.append(count == 0 ? ": []" : ": [");
+  for (size_t i = 0; i < count; ++i) {
+    std::string text = object_of(record(i)).dump(1);
+    std::string indented = i == 0 ? "\n  " : ",\n  ";
+    for (char c : text) {
+      indented += c;
+      if (c == '\n') indented += "  ";
+    }
+    out.append(indented);
+  }
+  out.append(count == 0 ? "\n}\n" : "\n ]\n}\n");
+  out.close();
 }
 
 std::string scenario_file_json(const ScenarioFile& f) {

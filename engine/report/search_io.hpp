@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -18,6 +19,12 @@ using JsonRecordList = std::pair<std::string, std::vector<JsonFields>>;  // a ke
 // {meta fields..., "<key>": [{record fields...}, ...], ...}, indented; same input -> same text. A double that is
 // not finite is written as null.
 std::string records_json(const JsonFields& meta, const std::vector<JsonRecordList>& lists);
+
+// The text of records_json(meta, lists + {streamed_key: [record(0), ..., record(count - 1)]}) written to `path`
+// (atomically, TextFile) one record at a time: memory stays bounded whatever `count` (a search of 323k candidates
+// ran out of memory building it whole). Throws common::UsageError when `path` cannot be written.
+void write_records_json(const std::string& path, const JsonFields& meta, const std::vector<JsonRecordList>& lists,
+                        const std::string& streamed_key, size_t count, const std::function<JsonFields(size_t)>& record);
 
 // A scenario file (config::load_scenario's format) whose strategy is inline.
 struct ScenarioFile {

@@ -204,6 +204,15 @@ SearchResult run_search(const config::Scenario& base, const SearchRequest& reque
   r.threads = resolve_threads(request.threads);
   r.candidates = enumerate(request.space, request.mode, base, request.job);
   if (r.candidates.empty()) throw UsageError("the search space is empty: a list has no values");
+  // Roughly 50,000 evaluations per second per core (bench): say up front how long the space will take.
+  const double eta_s = static_cast<double>(r.candidates.size()) / (50000.0 * r.threads);
+  common::logger("search")->info("{} candidates, about {:.0f} s on {} threads", r.candidates.size(), eta_s, r.threads);
+  if (r.candidates.size() > request.max_candidates) {
+    throw UsageError(fmt::format(
+        "the search space has {} candidates (about {:.0f} s on {} threads), over --max-candidates {}: narrow the "
+        "lists (--tp, --pp, --vpp, --recompute, ...) or raise --max-candidates",
+        r.candidates.size(), eta_s, r.threads, request.max_candidates));
+  }
   const auto t0 = std::chrono::steady_clock::now();
   r.evaluations = evaluate_all(base, request.job, request.space.uneven_pp, r.candidates, r.threads, progress);
   r.eval_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

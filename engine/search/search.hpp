@@ -33,6 +33,9 @@ struct SearchRequest {
   double memory_margin_gib = 6;  // SimuMax's gmi_error default: NCCL buffers, allocator slack, CUDA context
   int threads = 0;               // 0: one per core
   int recheck = 0;               // re-run this many of the best on the sim executor
+  // A space with more candidates is refused before any is evaluated (about 200 bytes each in memory, and the
+  // minutes its evaluation takes).
+  size_t max_candidates = 2000000;
 };
 
 // A candidate re-run on SimGrid (in its own process).

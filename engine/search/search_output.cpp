@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "engine/common/units.hpp"
+#include "engine/report/text_file.hpp"
 
 namespace simumax::search {
 
@@ -127,62 +128,99 @@ std::string counts_text(const SearchResult& r, const SearchRequest& q) {
 
 }  // namespace
 
-std::vector<JsonFields> candidate_records(const SearchResult& r, const SearchRequest& q) {
+namespace {
+
+std::vector<int64_t> ranks_of(const SearchResult& r) {
   std::vector<int64_t> rank_of(r.candidates.size(), 0);
   for (size_t j = 0; j < r.ranking.size(); ++j) rank_of[r.ranking[j]] = static_cast<int64_t>(j + 1);
+  return rank_of;
+}
+
+JsonFields candidate_record(const SearchResult& r, const SearchRequest& q, size_t i, const std::vector<int64_t>& rank_of) {
+  const Candidate& c = r.candidates[i];
+  const Evaluation& e = r.evaluations[i];
+  JsonFields f = {{"index", static_cast<int64_t>(i)},
+                  {"label", label(c)},
+                  {"status", std::string(status_name(e.status))},
+                  {"reason", e.reason.empty() ? JsonScalar(nullptr) : JsonScalar(e.reason)},
+                  {"tp", c.tp},
+                  {"cp", c.cp},
+                  {"pp", c.pp},
+                  {"vpp", c.vpp},
+                  {"dp", c.dp},
+                  {"ep", c.ep},
+                  {"etp", c.etp},
+                  {"edp", expert_dp(c, q.job)},
+                  {"mbs", c.mbs},
+                  {"mbc", c.mbc},
+                  {"recompute", to_string(c.recompute)},
+                  {"zero", c.zero},
+                  {"sp", c.sp}};
+  add_figures(f, r, q, i, rank_of[i]);
+  return f;
+}
+
+}  // namespace
+
+std::vector<JsonFields> candidate_records(const SearchResult& r, const SearchRequest& q) {
+  const auto rank_of = ranks_of(r);
   std::vector<JsonFields> out;
   out.reserve(r.candidates.size());
-  for (size_t i = 0; i < r.candidates.size(); ++i) {
-    const Candidate& c = r.candidates[i];
-    const Evaluation& e = r.evaluations[i];
-    JsonFields f = {{"index", static_cast<int64_t>(i)},
-                    {"label", label(c)},
-                    {"status", std::string(status_name(e.status))},
-                    {"reason", e.reason.empty() ? JsonScalar(nullptr) : JsonScalar(e.reason)},
-                    {"tp", c.tp},
-                    {"cp", c.cp},
-                    {"pp", c.pp},
-                    {"vpp", c.vpp},
-                    {"dp", c.dp},
-                    {"ep", c.ep},
-                    {"etp", c.etp},
-                    {"edp", expert_dp(c, q.job)},
-                    {"mbs", c.mbs},
-                    {"mbc", c.mbc},
-                    {"recompute", to_string(c.recompute)},
-                    {"zero", c.zero},
-                    {"sp", c.sp}};
-    add_figures(f, r, q, i, rank_of[i]);
-    out.push_back(std::move(f));
-  }
+  for (size_t i = 0; i < r.candidates.size(); ++i) out.push_back(candidate_record(r, q, i, rank_of));
   return out;
 }
+
+namespace {
+
+// GCC 12 misreports chained std::string + as overlapping copies, so each piece is appended on its own.
+std::string csv_header(const JsonFields& record) {
+  std::string out;
+  for (size_t k = 0; k < record.size(); ++k) {
+    if (k > 0) out += ',';
+    out += record[k].first;
+  }
+  out += '\n';
+  return out;
+}
+
+std::string csv_line(const JsonFields& record) {
+  std::string out;
+  for (size_t k = 0; k < record.size(); ++k) {
+    if (k > 0) out += ',';
+    out += csv_cell(record[k].second);
+  }
+  out += '\n';
+  return out;
+}
+
+}  // namespace
 
 std::string records_csv(const std::vector<JsonFields>& records) {
   if (records.empty()) return "";
-  std::string out;
-  for (size_t k = 0; k < records[0].size(); ++k) {
-    if (k > 0) out += ',';
-    out += records[0][k].first;
-  }
-  out += '\n';
-  for (const auto& rec : records) {
-    for (size_t k = 0; k < rec.size(); ++k) {
-      if (k > 0) out += ',';
-      out += csv_cell(rec[k].second);
-    }
-    out += '\n';
-  }
+  std::string out = csv_header(records[0]);
+  for (const auto& rec : records) out += csv_line(rec);
   return out;
 }
 
-std::string search_json(const SearchResult& r, const SearchRequest& q, const std::string& title) {
+void write_search_files(const std::string& dir, const SearchResult& r, const SearchRequest& q,
+                        const std::string& title) {
+  const auto rank_of = ranks_of(r);
+  {
+    report::TextFile csv(dir + "/search.csv");
+    for (size_t i = 0; i < r.candidates.size(); ++i) {
+      const JsonFields rec = candidate_record(r, q, i, rank_of);
+      if (i == 0) csv.append(csv_header(rec));
+      csv.append(csv_line(rec));
+    }
+    csv.close();
+  }
   std::vector<JsonFields> reasons;
   for (const auto& [reason, n] : r.skip_reasons) {
     reasons.push_back({{"reason", reason}, {"count", static_cast<int64_t>(n)}});
   }
-  return report::records_json(request_fields(r, q, title),
-                              {{"skip_reasons", reasons}, {"candidates", candidate_records(r, q)}});
+  report::write_records_json(dir + "/search.json", request_fields(r, q, title), {{"skip_reasons", reasons}},
+                             "candidates", r.candidates.size(),
+                             [&](size_t i) { return candidate_record(r, q, i, rank_of); });
 }
 
 std::string ranked_table(const SearchResult& r, const SearchRequest& q, const std::string& title, size_t top) {

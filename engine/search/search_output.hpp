@@ -19,8 +19,11 @@ std::vector<report::JsonFields> candidate_records(const SearchResult& r, const S
 // search.csv: a header line, then one line per record (null -> empty cell).
 std::string records_csv(const std::vector<report::JsonFields>& records);
 
-// search.json: the request, the counts, skip reasons with their counts, then every candidate's record.
-std::string search_json(const SearchResult& r, const SearchRequest& request, const std::string& title);
+// search.csv (records_csv of candidate_records) and search.json (the request, the counts, skip reasons with their
+// counts, then every candidate's record) in `dir`, written record by record: memory stays bounded whatever the
+// number of candidates. Throws common::UsageError when a file cannot be written.
+void write_search_files(const std::string& dir, const SearchResult& r, const SearchRequest& request,
+                        const std::string& title);
 
 // The text printed on screen: the counts, skip reasons, the closest misses on memory, and the best `top`.
 std::string ranked_table(const SearchResult& r, const SearchRequest& request, const std::string& title, size_t top);

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -254,6 +255,24 @@ TEST(Search, BestScenarioFileReloadsToTheSameStrategy) {
   EXPECT_EQ(back.strategy.use_flash_sdp, base.strategy.use_flash_sdp);
   EXPECT_EQ(back.strategy.enable_straggler_model, base.strategy.enable_straggler_model);
   EXPECT_EQ(simulate(back, {}).summary.step_time_ms, simulate(ev.scenario(), {}).summary.step_time_ms);
+}
+
+// search.json is written record by record (a 323k-candidate search ran out of memory building it whole): the text
+// must be exactly the document records_json builds in memory.
+TEST(Search, StreamedRecordsAreTheWholeDocument) {
+  const report::JsonFields meta = {{"title", std::string("t")}, {"n", int64_t{3}}};
+  const std::vector<report::JsonFields> records = {
+      {{"a", int64_t{1}}, {"b", std::string("x\"y")}, {"c", nullptr}},
+      {{"a", int64_t{2}}, {"b", 2.5}, {"c", true}}};
+  const std::string path = ::testing::TempDir() + "/streamed_records.json";
+  for (size_t count : {size_t{0}, records.size()}) {
+    report::write_records_json(path, meta, {{"reasons", {{{"k", int64_t{1}}}}}}, "candidates", count,
+                               [&](size_t i) { return records[i]; });
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::vector<report::JsonFields> whole(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(count));
+    EXPECT_EQ(text, report::records_json(meta, {{"reasons", {{{"k", int64_t{1}}}}}, {"candidates", whole}}));
+  }
 }
 
 }  // namespace

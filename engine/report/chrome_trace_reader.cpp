@@ -1,6 +1,7 @@
 #include "engine/report/chrome_trace_reader.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,12 @@ class Handler : public nlohmann::json_sax<Json> {
   bool start_array(std::size_t) override { return open(false); }
   bool end_object() override {
     if (in_events() && stack_.size() == events_depth_ + 1) {
+      // A complete event is a span of time: without a finite start and a duration >= 0 no breakdown is right.
+      if (event_.ph == "X" && !(has_ts_ && has_dur_ && std::isfinite(event_.ts_us) && std::isfinite(event_.dur_us) &&
+                                event_.dur_us >= 0)) {
+        bad_event_ = info_.events;
+        return false;
+      }
       ++info_.events;
       on_event_(event_);
     }
@@ -82,6 +89,10 @@ class Handler : public nlohmann::json_sax<Json> {
   }
 
   bool found_events() const { return events_depth_ > 0; }
+  // The index of a complete event without a usable ts or dur (reading stopped there), or -1.
+  int64_t bad_event() const { return bad_event_; }
+  // The JSON pointer of the event list: "/traceEvents" under the root object, "" for a bare array.
+  std::string events_pointer() const { return events_depth_ == 2 ? "/traceEvents" : ""; }
   const ChromeTraceInfo& info() const { return info_; }
   size_t error_byte() const { return error_byte_; }
   const std::string& error() const { return error_; }
@@ -101,7 +112,10 @@ class Handler : public nlohmann::json_sax<Json> {
       // The event list: a bare top-level array, or the array under the root object's "traceEvents".
       if (n == 1 || (n == 2 && stack_[0].object && stack_[0].key == "traceEvents")) events_depth_ = n;
     }
-    if (object && in_events() && n == events_depth_ + 1) event_ = ChromeEvent{};
+    if (object && in_events() && n == events_depth_ + 1) {
+      event_ = ChromeEvent{};
+      has_ts_ = has_dur_ = false;
+    }
     return true;
   }
 
@@ -138,10 +152,14 @@ class Handler : public nlohmann::json_sax<Json> {
     }
   }
 
-  // Some writers quote numbers ("ts": "123.5"); the Trace Event Format allows it, so both forms are read.
+  // Some writers quote numbers ("ts": "123.5"); the Trace Event Format allows it, so both forms are read. Anything
+  // else (null, "abc") is not a number.
   static double as_double(const Scalar& s) {
     if (s.is_number) return s.number;
-    return s.text ? std::strtod(s.text->c_str(), nullptr) : 0.0;
+    if (!s.text || s.text->empty()) return std::nan("");
+    char* end = nullptr;
+    const double v = std::strtod(s.text->c_str(), &end);
+    return *end == '\0' ? v : std::nan("");
   }
 
   void event_field(const std::string& k, const Scalar& s) {
@@ -150,8 +168,8 @@ class Handler : public nlohmann::json_sax<Json> {
     else if (k == "name" && s.text) event_.name = *s.text;
     else if (k == "pid") read_id(s, event_.pid, event_.pid_numeric);
     else if (k == "tid") read_id(s, event_.tid, event_.tid_numeric);
-    else if (k == "ts") event_.ts_us = as_double(s);
-    else if (k == "dur") event_.dur_us = as_double(s);
+    else if (k == "ts") event_.ts_us = as_double(s), has_ts_ = true;
+    else if (k == "dur") event_.dur_us = as_double(s), has_dur_ = true;
   }
 
   void arg_field(const std::string& k, const Scalar& s) {
@@ -165,6 +183,8 @@ class Handler : public nlohmann::json_sax<Json> {
   size_t events_depth_ = 0;  // stack size while inside the event list (0: not met yet)
   bool events_done_ = false;
   ChromeEvent event_;
+  bool has_ts_ = false, has_dur_ = false;
+  int64_t bad_event_ = -1;
   ChromeTraceInfo info_;
   size_t error_byte_ = 0;
   std::string error_;
@@ -184,10 +204,13 @@ std::string position_of(const std::string& text, size_t byte) {
 }
 
 // Keeps nlohmann's explanation ("syntax error while parsing value - ...") without its own position prefix.
+// Drops its quote of what it last read too: the file's text is not ours to echo.
 std::string explanation(const std::string& what) {
   const size_t col_at = what.find("column ");
   const size_t colon = col_at == std::string::npos ? what.find(": ") : what.find(": ", col_at);
-  return colon == std::string::npos ? what : what.substr(colon + 2);
+  std::string out = colon == std::string::npos ? what : what.substr(colon + 2);
+  if (const size_t last = out.find("; last read:"); last != std::string::npos) out.erase(last);
+  return out;
 }
 
 }  // namespace
@@ -196,6 +219,10 @@ ChromeTraceInfo read_chrome_trace(const std::string& path, const std::function<v
   const std::string text = read_maybe_gzip(path);
   Handler handler(on_event);
   const bool ok = Json::sax_parse(text, &handler);
+  if (handler.bad_event() >= 0) {
+    throw common::ConfigError(path, handler.events_pointer() + "/" + std::to_string(handler.bad_event()),
+                              "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0");
+  }
   if (!ok) {
     if (text.empty()) throw common::ConfigError(path, "", "not a Chrome trace: the file is empty");
     throw common::ConfigError(path, "", "invalid JSON at " + position_of(text, handler.error_byte()) + ": " +

@@ -74,8 +74,14 @@ struct BadTrace {
 const BadTrace kBad[] = {
     {"Empty", "", "not a Chrome trace: the file is empty"},
     {"NoEventList", R"({"steps": [1, 2]})", "not a Chrome trace: no \"traceEvents\" array (Trace Event Format)"},
-    {"NotJson", "hello", "invalid JSON at line 1, column 1: syntax error while parsing value - invalid literal; "
-                         "last read: 'h'"},
+    {"NotJson", "hello", "invalid JSON at line 1, column 1: syntax error while parsing value - invalid literal"},
+    // A complete event is a span of time: compare's breakdown needs its start and a duration >= 0.
+    {"NoDuration", R"({"traceEvents": [{"ph": "M", "name": "x"}, {"ph": "X", "name": "k", "ts": 5}]})",
+     "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0"},
+    {"NegativeDuration", R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 5, "dur": -3}]})",
+     "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0"},
+    {"TimeNotANumber", R"([{"ph": "X", "name": "k", "ts": "soon", "dur": 1}])",
+     "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0"},
 };
 
 void PrintTo(const BadTrace& b, std::ostream* os) { *os << b.name; }
@@ -95,6 +101,17 @@ TEST_P(ChromeTraceReaderBad, ThrowsConfigErrorNamingTheFile) {
 
 INSTANTIATE_TEST_SUITE_P(Table, ChromeTraceReaderBad, ::testing::ValuesIn(kBad),
                          [](const ::testing::TestParamInfo<BadTrace>& i) { return std::string(i.param.name); });
+
+TEST(ChromeTraceReader, ABadEventIsNamedByItsPlace) {
+  const std::string path =
+      write_temp("bad_event.json", R"({"traceEvents": [{"ph": "M", "name": "x"}, {"ph": "X", "name": "k", "ts": 5}]})");
+  try {
+    read_all(path);
+    FAIL() << "no error";
+  } catch (const common::ConfigError& e) {
+    EXPECT_EQ(e.pointer(), "/traceEvents/1");
+  }
+}
 
 TEST(ChromeTraceReader, MissingFileAndFolder) {
   EXPECT_THROW(read_all(::testing::TempDir() + "does-not-exist.json"), common::ConfigError);

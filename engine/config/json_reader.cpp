@@ -21,17 +21,21 @@ using common::ConfigError;
 
 namespace {
 
-// nlohmann reports the byte offset of the last character it read; users need line and column.
-std::string parse_error_message(const std::string& text, const Json::parse_error& e) {
-  const size_t end = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-  size_t line = 1;
-  size_t line_start = 0;
-  for (size_t i = 0; i < end; ++i) {
+// "line L, column C" of the byte at `offset` in `text`.
+std::string line_column(const std::string& text, size_t offset) {
+  size_t line = 1, line_start = 0;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
     if (text[i] == '\n') {
       ++line;
       line_start = i + 1;
     }
   }
+  return "line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1);
+}
+
+// nlohmann reports the byte offset of the last character it read; users need line and column.
+std::string parse_error_message(const std::string& text, const Json::parse_error& e) {
+  const size_t end = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
   // Keep nlohmann's explanation ("syntax error while parsing ...") but drop its own position prefix.
   std::string what = e.what();
   const size_t col_at = what.find("column ");
@@ -40,8 +44,7 @@ std::string parse_error_message(const std::string& text, const Json::parse_error
   // nlohmann quotes what it last read: text of the user's file (a secret, when the file was not JSON at all).
   // Say where and what was expected, never what the file holds.
   if (const size_t last = detail.find("; last read:"); last != std::string::npos) detail.erase(last);
-  return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(end - line_start + 1) + ": " +
-         detail;
+  return "invalid JSON at " + line_column(text, end) + ": " + detail;
 }
 
 std::string quoted_list(const std::vector<std::string>& names) {
@@ -88,16 +91,6 @@ std::string checked_choice(const FieldLocation& at, const Json& v, const std::ve
   fail_at(at, "expected one of " + quoted_list(valid) + ", got " + json_repr(v) + ";" + name_suggestion(s, valid));
 }
 
-std::string line_column(const std::string& text, size_t offset) {
-  size_t line = 1, line_start = 0;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
-  return "line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1);
-}
 
 // nlohmann (like Python's json.load, which SimuMax uses) keeps the last of two equal keys of an object, silently:
 // {"layer_num": 80, "layer_num": 12} runs 12 layers. Such a file is ambiguous, so it is refused, naming both

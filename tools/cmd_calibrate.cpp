@@ -126,8 +126,7 @@ int do_calibrate(const CalibrateArgs& a) {
   std::printf("\n");
   std::string refused;
   for (auto p : params) {
-    const double v = p == calibrate::Param::kComputeDerate ? fitted.calibration.compute_derate
-                                                           : fitted.calibration.kernel_floor_us.value_or(0);
+    const double v = calibrate::value_of(fitted.calibration, p, 0);
     const calibrate::Range r = calibrate::physical_range(p);
     std::printf("%-16s %.6g   (physical range [%g, %g])\n", calibrate::to_string(p), v, r.lo, r.hi);
     if (v < r.lo || v > r.hi) refused += std::string(refused.empty() ? "" : ", ") + calibrate::to_string(p);

@@ -13,11 +13,6 @@ namespace simumax::calibrate {
 
 namespace {
 
-// The value of `p` in `c` (the floor defaults to the system's "default" bandwidth latency: `fallback`).
-double get(const config::Calibration& c, Param p, double fallback_floor_us) {
-  return p == Param::kComputeDerate ? c.compute_derate : c.kernel_floor_us.value_or(fallback_floor_us);
-}
-
 config::Calibration with(config::Calibration c, const std::vector<Param>& params, const std::vector<double>& x) {
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i] == Param::kComputeDerate) {
@@ -50,6 +45,10 @@ std::string case_family(const config::Scenario& s) {
   return "tp" + std::to_string(st.tp_size);
 }
 
+double value_of(const config::Calibration& c, Param p, double fallback_floor_us) {
+  return p == Param::kComputeDerate ? c.compute_derate : c.kernel_floor_us.value_or(fallback_floor_us);
+}
+
 const char* to_string(Param p) { return p == Param::kComputeDerate ? "compute_derate" : "kernel_floor_us"; }
 
 Param parse_param(const std::string& name) {
@@ -63,7 +62,7 @@ Range physical_range(Param p) {
   // A derate beyond 50 % means the efficiency tables, not the clock, are wrong; a negative floor is no kernel.
   return p == Param::kComputeDerate
              ? Range{config::Calibration::kMinComputeDerate, config::Calibration::kMaxComputeDerate}
-             : Range{0, 500};
+             : Range{0, config::Calibration::kMaxKernelFloorUs};
 }
 
 std::vector<double> relative_errors(const std::vector<Case>& cases, const config::Calibration& c) {
@@ -99,7 +98,7 @@ Fit fit(const std::vector<Case>& cases, const std::vector<Param>& params, const 
   // Nelder-Mead over n + 1 vertices; steps of a tenth of each parameter's search range.
   std::vector<std::pair<double, std::vector<double>>> simplex;
   std::vector<double> x0(n);
-  for (size_t i = 0; i < n; ++i) x0[i] = get(start, params[i], floor0);
+  for (size_t i = 0; i < n; ++i) x0[i] = value_of(start, params[i], floor0);
   simplex.push_back(objective(x0));
   for (size_t i = 0; i < n; ++i) {
     auto x = x0;

@@ -29,6 +29,9 @@ const char* to_string(Param p);
 // Parses "compute_derate" / "kernel_floor_us". Throws common::UsageError listing the valid names.
 Param parse_param(const std::string& name);
 
+// The value of `p` in `c`; an absent floor is `fallback_floor_us` (the system's "default" bandwidth latency).
+double value_of(const config::Calibration& c, Param p, double fallback_floor_us);
+
 struct Range {
   double lo, hi;
 };

@@ -154,6 +154,10 @@ Calibration read_calibration(ObjectReader r) {
                                          c.compute_derate));
   }
   c.kernel_floor_us = r.optional_number("kernel_floor_us", Sign::kNonNegative);
+  if (c.kernel_floor_us && *c.kernel_floor_us > Calibration::kMaxKernelFloorUs) {
+    r.fail("kernel_floor_us", fmt::format("expected microseconds in [0, {}] (the time of a kernel's launch), got {}",
+                                          Calibration::kMaxKernelFloorUs, *c.kernel_floor_us));
+  }
   r.finish(UnknownKeys::kError);
   return c;
 }

@@ -67,6 +67,7 @@ struct Calibration {
   // Beyond these the tables, not the clock, are wrong (negative: the tables were timed below the job's clock).
   static constexpr double kMinComputeDerate = -0.2;
   static constexpr double kMaxComputeDerate = 0.5;
+  static constexpr double kMaxKernelFloorUs = 500;  // a launch gap of half a millisecond is no kernel floor
   bool operator==(const Calibration&) const = default;
 };
 

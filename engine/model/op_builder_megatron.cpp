@@ -19,7 +19,7 @@ Op* find_op(std::vector<Op>& ops, size_t first, const std::string& name) {
   return nullptr;
 }
 
-void add(Op* op, OpPass pass, std::initializer_list<double> kernels) {
+void add(Op* op, OpPass pass, const std::vector<double>& kernels) {
   if (op == nullptr) return;
   auto& v = op->extra_kernel_bytes[static_cast<int>(pass)];
   v.insert(v.end(), kernels.begin(), kernels.end());
@@ -106,20 +106,14 @@ void OpBuilder::megatron_moe_kernels(std::vector<Op>& out, size_t first, int64_t
   const double hidden = tokens * static_cast<double>(m_.hidden_size) * e;
   const double routed = tokens * static_cast<double>(m_.topk.value_or(1) * m_.hidden_size) * e;
   auto repeat = [](double bytes, int n) { return std::vector<double>(static_cast<size_t>(n), bytes); };
-  auto add_all = [](Op* op, OpPass pass, const std::vector<double>& kernels) {
-    if (op != nullptr) {
-      auto& v = op->extra_kernel_bytes[static_cast<int>(pass)];
-      v.insert(v.end(), kernels.begin(), kernels.end());
-    }
-  };
   // router.py TopKRouter.routing -> moe_utils.topk_routing_with_score_function: softmax, top-k, the zero-filled
   // probability map and the boolean routing map built by scatter (~10 kernels); the aux loss
   // (compute_routing_scores_for_aux_loss, switch_load_balancing_loss_func, save_to_aux_losses_tracker: ~13);
   // all on [tokens, experts]. Backward: MoEAuxLossAutoScaler's ones and product, the aux-loss chain, gather,
   // top-k's scatter into zeros, softmax, the sum of the two logit gradients, the router weight's DDP hook (~15).
   Op* router = find_op(out, first, "mlp.router");
-  add_all(router, OpPass::kForward, repeat(scores, 23));
-  add_all(router, OpPass::kBackwardAct, repeat(scores, 15));
+  add(router, OpPass::kForward, repeat(scores, 23));
+  add(router, OpPass::kBackwardAct, repeat(scores, 15));
   // token_dispatcher.py MoEAlltoAllTokenDispatcher.preprocess: ~6 small reductions and copies, the gather of
   // every rank's token counts over the EP group (a collective of a few hundred bytes), the device-to-host copies
   // of the splits and one host synchronisation before the EP all-to-all (_maybe_dtoh_and_synchronize): the
@@ -129,18 +123,18 @@ void OpBuilder::megatron_moe_kernels(std::vector<Op>& out, size_t first, int64_t
   // (two launches, a copy of every routed token) and of the probabilities.
   Op* perm = find_op(out, first, "mlp.permutation");
   const bool sorted = m_.expert_num / st_.ep_size > 1 && st_.ep_size > 1;
-  add_all(perm, OpPass::kForward, repeat(kTiny, 6 + 1 + 1 + 1));
-  add_all(perm, OpPass::kForward, {scores / 2, kTiny});
-  add_all(perm, OpPass::kForward, repeat(kTiny, 2 * (3 + 1 + 1)));
-  if (sorted) add_all(perm, OpPass::kForward, {routed, routed, kTiny, kTiny});
+  add(perm, OpPass::kForward, repeat(kTiny, 6 + 1 + 1 + 1));
+  add(perm, OpPass::kForward, {scores / 2, kTiny});
+  add(perm, OpPass::kForward, repeat(kTiny, 2 * (3 + 1 + 1)));
+  if (sorted) add(perm, OpPass::kForward, {routed, routed, kTiny, kTiny});
   // Backward: index_add_ into zeros and masked_scatter of the probabilities (~5 small), the sort's cat.
-  add_all(perm, OpPass::kBackwardAct, repeat(kTiny, 5));
-  if (sorted) add_all(perm, OpPass::kBackwardAct, {routed, routed, kTiny});
+  add(perm, OpPass::kBackwardAct, repeat(kTiny, 5));
+  if (sorted) add(perm, OpPass::kBackwardAct, {routed, routed, kTiny});
   // combine_preprocess: the unsort (cat, every routed token); moe_utils.unpermute: zeros + scatter_add_.
   Op* unperm = find_op(out, first, "mlp.unpermutation");
-  if (sorted) add_all(unperm, OpPass::kForward, {routed, routed});
-  add_all(unperm, OpPass::kForward, {hidden});
-  if (sorted) add_all(unperm, OpPass::kBackwardAct, {routed, routed});
+  if (sorted) add(unperm, OpPass::kForward, {routed, routed});
+  add(unperm, OpPass::kForward, {hidden});
+  if (sorted) add(unperm, OpPass::kBackwardAct, {routed, routed});
   // moe_layer.py MoELayer.combine: `output + shared_expert_output`; in the backward the layer input's gradient
   // is summed from the router, the permutation and the shared experts.
   if (m_.moe_shared_expert_intermediate_size) {
@@ -149,7 +143,7 @@ void OpBuilder::megatron_moe_kernels(std::vector<Op>& out, size_t first, int64_t
   }
   add(perm, OpPass::kBackwardAct, {3 * hidden});
   // MoEAuxLossAutoScaler.set_loss_scale, per micro-batch on every MoE layer's stage (schedules.py).
-  add_all(router, OpPass::kBackwardAct, repeat(kTiny, 1));
+  add(router, OpPass::kBackwardAct, repeat(kTiny, 1));
 }
 
 void OpBuilder::megatron_loss_kernels(std::vector<Op>& out, size_t first) const {

@@ -12,16 +12,22 @@ namespace simumax::report {
 
 namespace {
 
-std::map<std::string, std::vector<std::string>> list_misses(const model::StepModel& m, const cost::StepCost& c) {
+// Every shape missing from the efficiency tables, by compute op; `all_interpolated` becomes false when one of them
+// was priced at the flat efficient_factor (simumax fidelity, or no measured shape of its kind).
+std::map<std::string, std::vector<std::string>> list_misses(const model::StepModel& m, const cost::StepCost& c,
+                                                            bool& all_interpolated) {
   std::map<std::string, std::set<std::string>> missed;
+  all_interpolated = true;
   for (size_t ci = 0; ci < m.chunks.size(); ++ci) {
     for (size_t k = 0; k < m.chunks[ci].blocks.size(); ++k) {
       const auto& blk = m.chunks[ci].blocks[k];
       for (size_t o = 0; o < blk.ops->size(); ++o) {
         for (int p = 0; p < model::kNumPasses; ++p) {
           const auto& w = (*blk.ops)[o].work[p];
-          if (!w.shape_key.empty() && w.flops != 0 && !c.chunks[ci].blocks[k]->ops[o].table_hit[p]) {
+          const auto& cost = c.chunks[ci].blocks[k]->ops[o];
+          if (!w.shape_key.empty() && w.flops != 0 && !cost.table_hit[p]) {
             missed[w.compute_op].insert(w.shape_key);
+            all_interpolated = all_interpolated && cost.interpolated[p];
           }
         }
       }
@@ -111,9 +117,10 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
   out.straggler_ratio = c.straggler_ratio;
   out.num_tasks = g.size();
   out.fidelity = config::to_string(s.strategy.fidelity);
-  out.miss_efficiency = list_misses(m, c);
+  bool all_interpolated = true;
+  out.miss_efficiency = list_misses(m, c, all_interpolated);
+  out.misses_interpolated = s.strategy.megatron() && all_interpolated;
   for (const auto& [op, keys] : out.miss_efficiency) out.efficiency_table_misses += static_cast<int64_t>(keys.size());
-  out.misses_interpolated = s.strategy.megatron();
   if (s.strategy.megatron()) {
     out.calibration = s.system.calibration;
     out.kernel_floor_us = s.system.calibration.kernel_floor_us.value_or(s.system.bandwidth.at("default").latency_us);

@@ -65,8 +65,8 @@ struct Summary {
   double kernel_floor_us = 0;           // the floor in force (the calibration's, else the default latency)
   std::string calibration_source;
   int64_t efficiency_table_misses = 0;  // GEMM/SDP shapes not found in the tables (fallback efficiency)
-  // Each missing shape by compute op (SimuMax's system.miss_efficiency), sorted; `interpolated`: priced from
-  // the nearest measured shapes (megatron fidelity) rather than the flat efficient_factor.
+  // Each missing shape by compute op (SimuMax's system.miss_efficiency), sorted; `misses_interpolated`: every
+  // one was priced from the nearest measured shapes (megatron fidelity) rather than the flat efficient_factor.
   std::map<std::string, std::vector<std::string>> miss_efficiency;
   bool misses_interpolated = false;
   std::vector<StageSummary> stages;

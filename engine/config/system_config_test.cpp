@@ -133,6 +133,9 @@ INSTANTIATE_TEST_SUITE_P(
         SystemErrorCase{"derate_out_of_range", R"({"calibration": {"compute_derate": 0.6}})",
                         "/calibration/compute_derate: expected a fraction in [-0.2, 0.5] (a slow-down of compute "
                         "kernels), got 0.6"},
+        SystemErrorCase{"kernel_floor_out_of_range", R"({"calibration": {"kernel_floor_us": 1e300}})",
+                        "/calibration/kernel_floor_us: expected microseconds in [0, 500] (the time of a kernel's "
+                        "launch), got 1e+300"},
         SystemErrorCase{"calibration_typo", R"({"calibration": {"kernel_floor": 5}})",
                         "/calibration/kernel_floor: unknown field; did you mean 'kernel_floor_us'?"},
         SystemErrorCase{"mode", R"({"accelerator": {"mode": "rooflin"}})",

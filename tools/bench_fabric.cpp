@@ -14,6 +14,7 @@
 #include "engine/config/scenario.hpp"
 #include "engine/platform/platform_spec.hpp"
 #include "engine/platform/platform_xml.hpp"
+#include "engine/report/text_file.hpp"
 
 extern char** environ;
 
@@ -24,7 +25,7 @@ void bench_rail_fabric(const std::string& self, const std::string& scenario, con
   platform::PlatformSpec spec = platform::platform_from_system(s.system, s.strategy.world_size);
   spec.topology = platform::Topology::kRail;
   const std::string xml = (std::filesystem::temp_directory_path() / "simumax-bench-rail.xml").string();
-  std::ofstream(xml) << platform::platform_xml(spec);
+  report::write_file_atomically(xml, platform::platform_xml(spec));
   std::vector<std::string> args = {self,      "run",     scenario, "-q",       "-o", out_dir,
                                    "--executor", "sim", "--ranks", "all", "--platform", xml};
   std::vector<char*> argv;

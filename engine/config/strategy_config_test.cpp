@@ -169,6 +169,9 @@ INSTANTIATE_TEST_SUITE_P(
         StrategyErrorCase{"mem_factor", R"({"mem_factor": 0})", "/mem_factor: expected a positive number, got 0"},
         StrategyErrorCase{"mem_factor_tiny", R"({"mem_factor": 1e-300})",
                           "/mem_factor: expected a fraction in [0.05, 1] of GPU memory usable, got 1e-300"},
+        StrategyErrorCase{"fidelity", R"({"fidelity": "real"})",
+                          "/fidelity: expected one of \"megatron\", \"simumax\", got \"real\"; valid names: megatron, "
+                          "simumax"},
         StrategyErrorCase{"te_version_x", R"({"te_version": "2.x"})",
                           "/te_version: expected a version with its minor number, such as \"2.11.0\" (null: feature "
                           "off)"},

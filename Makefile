@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release -DSIMUMAX_WERROR=ON
 
-.PHONY: deps build run test bench clean
+.PHONY: deps build run test bench fuzz clean
 
 deps:
 	@tools/install-deps.sh
@@ -23,5 +23,14 @@ test: build
 bench: build
 	$(BUILD)/tools/simumax-sim bench
 
+# Coverage-guided fuzzing of the input readers (clang's libFuzzer, ASan + UBSan), FUZZ_SECONDS per target;
+# new inputs that reach new code are merged into fuzz/corpus/, which `make test` replays.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@tools/install-deps.sh fuzz
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DSIMUMAX_FUZZ=ON
+	cmake --build build-fuzz -j $(JOBS) --target fuzzers
+	tools/run-fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD) out
+	rm -rf $(BUILD) build-fuzz out

@@ -1,8 +1,11 @@
 #!/bin/sh
 # Installs the Debian 12 packages simumax-sim needs, only those missing. Uses sudo when not root.
+# usage: tools/install-deps.sh [fuzz]
 set -eu
 PACKAGES="cmake make g++ pkg-config libsimgrid-dev nlohmann-json3-dev libboost-graph-dev libspdlog-dev \
 libgtest-dev libcli11-dev zlib1g-dev libre2-dev python3"
+# `make fuzz` also needs clang and its libFuzzer runtime.
+if [ "${1:-}" = fuzz ]; then PACKAGES="$PACKAGES clang libclang-rt-dev"; fi
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

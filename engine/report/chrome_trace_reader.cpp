@@ -47,8 +47,10 @@ class Handler : public nlohmann::json_sax<Json> {
     Scalar s;
     s.is_number = true;
     s.number = v;
-    s.integer = static_cast<int64_t>(v);
-    s.integral = static_cast<double>(s.integer) == v;
+    // Outside int64's range (1e300, nan) the cast is undefined behaviour: such a number is simply not integral.
+    const bool in_range = v >= -0x1p63 && v < 0x1p63;
+    s.integer = in_range ? static_cast<int64_t>(v) : 0;
+    s.integral = in_range && static_cast<double>(s.integer) == v;
     return value(s);
   }
   bool string(string_t& v) override {

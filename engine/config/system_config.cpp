@@ -134,6 +134,15 @@ void read_accelerator(ObjectReader r, SystemConfig& sys) {
     sys.op[name] = read_compute_op(ops.object(name));
   }
   if (sys.op.count("default") == 0) ops.fail("default", "required: the compute entry used for unlisted ops");
+  // MFU is measured against default's tflops, the dense bf16 peak (as SimuMax does): a bf16 op with a higher peak
+  // makes MFU meaningless (default 5 beside a 2250 TFLOP/s matmul gave MFU 165). fp8 peaks may exceed it.
+  const double peak_tflops = sys.op.at("default").tflops;
+  for (const auto& name : ops.keys()) {
+    if (name.rfind("fp8_", 0) == 0 || sys.op.at(name).tflops <= peak_tflops) continue;
+    ops.object(name).fail("tflops", fmt::format("expected at most {} TFLOP/s (/accelerator/op/default/tflops, the "
+                                                "dense bf16 peak MFU is measured against), got {}",
+                                                peak_tflops, sys.op.at(name).tflops));
+  }
   ObjectReader bandwidths = r.object("bandwidth");
   for (const auto& name : bandwidths.keys()) {
     warn_unused_name(bandwidths, name, kBandwidthNames);

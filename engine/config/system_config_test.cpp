@@ -128,6 +128,9 @@ INSTANTIATE_TEST_SUITE_P(
                         "/accelerator/op/default/tflops: expected a positive number, got 0"},
         SystemErrorCase{"gbps_absurd", R"({"networks": {"inter_node": {"bandwidth": {"gbps": 1e-300}}}})",
                         "/networks/inter_node/bandwidth/gbps: expected GiB/s in [0.001, 10000000], got 1e-300"},
+        SystemErrorCase{"bf16_op_above_default_peak", R"({"accelerator": {"op": {"default": {"tflops": 5}}}})",
+                        "/accelerator/op/group_matmul/tflops: expected at most 5 TFLOP/s (/accelerator/op/default/tflops, "
+                        "the dense bf16 peak MFU is measured against), got 312"},
         SystemErrorCase{"tflops_absurd", R"({"accelerator": {"op": {"default": {"tflops": 1e300}}}})",
                         "/accelerator/op/default/tflops: expected TFLOP/s in [0.001, 10000000], got 1e+300"},
         SystemErrorCase{"derate_out_of_range", R"({"calibration": {"compute_derate": 0.6}})",

@@ -118,6 +118,18 @@ TEST(Trace, SizeGuardRefusesWithExitCode2AndSaysHowToGetThrough) {
   fs::remove_all(out);
 }
 
+TEST(Trace, AllRanksWithoutRanksAllSaysWhatItTraces) {
+  const fs::path out = out_dir("all-of-stages");
+  const auto r = run_cli({"run", k64Ranks, "--trace", "--trace-ranks", "all", "-q", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--trace-ranks all: this run simulates 4 of the 64 ranks (one per pipeline stage) and writes "
+                       "those; add --ranks all to simulate and write every rank"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(read_json(out / "trace.json")["otherData"]["traced_ranks"], json::parse("[0,16,32,48]"));
+  fs::remove_all(out);
+}
+
 TEST(Trace, RanksThatAreNotSimulatedOrMalformedAreRefused) {
   const fs::path out = out_dir("ranks");
   auto r = run_cli({"run", k64Ranks, "--trace", "--trace-ranks", "0,5", "-q", "-o", out.string()});

@@ -1,6 +1,7 @@
 #include "tools/run_outputs.hpp"
 
 #include "engine/common/error.hpp"
+#include "engine/common/logging.hpp"
 #include "engine/report/memory_artifacts.hpp"
 #include "engine/report/trace_writer.hpp"
 
@@ -28,6 +29,11 @@ std::vector<std::string> write_outputs(const std::string& dir, const config::Sce
   if (!a.trace && !a.memory) return written;
   const report::RunView v{s, r.model, r.cost, r.graph, r.timeline, r.summary.granularity};
   const std::vector<uint32_t> ranks = report::select_ranks(r.graph, r.timeline, a.trace_ranks);
+  if (a.trace_ranks == "all" && static_cast<int64_t>(r.graph.num_ranks) < s.strategy.world_size) {
+    common::logger("run")->warn("--trace-ranks all: this run simulates {} of the {} ranks (one per pipeline stage) "
+                                "and writes those; add --ranks all to simulate and write every rank",
+                                r.graph.num_ranks, s.strategy.world_size);
+  }
   if (a.memory) {
     report::write_memory_artifacts(dir, v, ranks);
     for (const char* f : {"memory_timeline.json", "memory_snapshot.json", "memory_snapshot.pickle"}) {

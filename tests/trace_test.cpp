@@ -118,6 +118,23 @@ TEST(Trace, SizeGuardRefusesWithExitCode2AndSaysHowToGetThrough) {
   fs::remove_all(out);
 }
 
+TEST(Trace, OutputGuardRefusesTraceAndMemoryFilesTogetherBeforeWritingThem) {
+  const fs::path out = out_dir("output-guard");
+  const auto r = run_cli({"run", k64Ranks, "--ranks", "all", "--trace", "--memory", "--trace-ranks", "all",
+                          "--max-output-mb", "1", "-q", "-o", out.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("^error: the output files would be about [0-9]+ MiB \\(memory files "
+                                                  "[0-9]+ MiB, trace [0-9]+ MiB\\), over the limit of 1 MiB; raise it "
+                                                  "with --max-output-mb [0-9]+, or write fewer ranks with "
+                                                  "--trace-ranks\n$")))
+      << r.err;
+  for (const char* f : {"trace.json", "memory_timeline.json", "memory_snapshot.json", "memory_snapshot.pickle"}) {
+    EXPECT_FALSE(fs::exists(out / f)) << f;
+  }
+  EXPECT_TRUE(fs::exists(out / "summary.json"));
+  fs::remove_all(out);
+}
+
 TEST(Trace, AllRanksWithoutRanksAllSaysWhatItTraces) {
   const fs::path out = out_dir("all-of-stages");
   const auto r = run_cli({"run", k64Ranks, "--trace", "--trace-ranks", "all", "-q", "-o", out.string()});

@@ -1,5 +1,7 @@
 #include "tools/run_outputs.hpp"
 
+#include <cmath>
+
 #include "engine/common/error.hpp"
 #include "engine/common/logging.hpp"
 #include "engine/report/memory_artifacts.hpp"
@@ -19,9 +21,29 @@ void add_output_options(CLI::App& sub, OutputArgs& a) {
                  "chrome: trace.json; simumax: SimuMax's tracing_logs.json layout")
       ->capture_default_str()
       ->check(CLI::IsMember({"chrome", "simumax"}));
+  sub.add_option("--max-output-mb", a.max_output_mb,
+                 "refuse to write a trace and memory files estimated larger than this together (MiB)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub.add_flag("--memory", a.memory,
                "write memory_timeline.json, memory_snapshot.json and memory_snapshot.pickle (PyTorch memory_viz)");
 }
+
+namespace {
+
+void check_output_size(const OutputArgs& a, uint64_t memory_bytes, uint64_t trace_bytes) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  const double memory_mib = static_cast<double>(memory_bytes) / kMiB, trace_mib = static_cast<double>(trace_bytes) / kMiB;
+  common::logger("run")->info("output estimate: memory files {:.1f} MiB, trace {:.1f} MiB", memory_mib, trace_mib);
+  const double total_mib = memory_mib + trace_mib;
+  if (total_mib <= a.max_output_mb) return;
+  throw common::UsageError(fmt::format(
+      "the output files would be about {:.0f} MiB (memory files {:.0f} MiB, trace {:.0f} MiB), over the limit of {} "
+      "MiB; raise it with --max-output-mb {:.0f}, or write fewer ranks with --trace-ranks",
+      total_mib, memory_mib, trace_mib, a.max_output_mb, std::ceil(total_mib * 1.1)));
+}
+
+}  // namespace
 
 std::vector<std::string> write_outputs(const std::string& dir, const config::Scenario& s, const RunResult& r,
                                        const OutputArgs& a) {
@@ -34,6 +56,12 @@ std::vector<std::string> write_outputs(const std::string& dir, const config::Sce
                                 "and writes those; add --ranks all to simulate and write every rank",
                                 r.graph.num_ranks, s.strategy.world_size);
   }
+  report::TraceOptions o;
+  o.format = a.trace_format == "simumax" ? report::TraceFormat::kSimumax : report::TraceFormat::kChrome;
+  o.ranks = ranks;
+  o.max_mib = a.trace_max_mb;
+  check_output_size(a, a.memory ? report::estimate_memory_artifact_bytes(v, ranks) : 0,
+                    a.trace ? report::estimate_trace_size(v, o).bytes : 0);
   if (a.memory) {
     report::write_memory_artifacts(dir, v, ranks);
     for (const char* f : {"memory_timeline.json", "memory_snapshot.json", "memory_snapshot.pickle"}) {
@@ -41,10 +69,6 @@ std::vector<std::string> write_outputs(const std::string& dir, const config::Sce
     }
   }
   if (a.trace) {
-    report::TraceOptions o;
-    o.format = a.trace_format == "simumax" ? report::TraceFormat::kSimumax : report::TraceFormat::kChrome;
-    o.ranks = ranks;
-    o.max_mib = a.trace_max_mb;
     const std::string path = dir + "/" + report::trace_file_name(o.format);
     report::write_trace(path, v, o);
     written.push_back(path);

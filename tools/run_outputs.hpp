@@ -16,12 +16,14 @@ struct OutputArgs {
   double trace_max_mb = 512;           // refuse a trace estimated larger than this (MiB)
   std::string trace_format = "chrome";  // chrome | simumax
   bool memory = false;                 // write memory_timeline.json, memory_snapshot.json/.pickle
+  double max_output_mb = 2048;         // refuse when the trace and memory files together are estimated larger (MiB)
 };
 
 void add_output_options(CLI::App& sub, OutputArgs& a);
 
 // Writes what `a` asks for into the folder `dir` and returns the paths written. Throws common::UsageError for a
-// bad --trace-ranks or a trace over --trace-max-mb (nothing of the trace is written then).
+// bad --trace-ranks, a trace over --trace-max-mb, or files estimated over --max-output-mb together (nothing of
+// them is written then). The estimates are logged at info.
 std::vector<std::string> write_outputs(const std::string& dir, const config::Scenario& s, const RunResult& r,
                                        const OutputArgs& a);
 

@@ -138,6 +138,19 @@ void write_snapshot(const std::string& path, const RunView& v, const std::vector
 
 }  // namespace
 
+uint64_t estimate_memory_artifact_bytes(const RunView& v, const std::vector<uint32_t>& ranks) {
+  std::vector<char> chosen(v.graph.num_ranks, 0);
+  for (uint32_t r : ranks) chosen[r] = 1;
+  uint64_t memory_tasks = 0;
+  for (const auto& t : v.graph.tasks) {
+    if (t.rank < chosen.size() && chosen[t.rank] && memory::is_memory_task(t, t.rank)) ++memory_tasks;
+  }
+  // Measured on tests/data/trace/llama3_8b_64gpu.json (layer and op granularity): a memory task costs about one
+  // allocation in the snapshot and the pickle and one or two timeline samples; a rank its static allocations.
+  constexpr uint64_t kBytesPerMemoryTask = 500, kBytesPerRank = 6656;
+  return memory_tasks * kBytesPerMemoryTask + ranks.size() * kBytesPerRank;
+}
+
 void write_memory_artifacts(const std::string& dir, const RunView& v, const std::vector<uint32_t>& ranks) {
   const auto tasks = memory::tasks_by_rank(v.graph, v.timeline, ranks);
   std::vector<memory::MemoryTimeline> mts;

@@ -16,6 +16,10 @@ namespace simumax::report {
 // Throws common::UsageError when a file cannot be written.
 void write_memory_artifacts(const std::string& dir, const RunView& v, const std::vector<uint32_t>& ranks);
 
+// The bytes the three files would take for these ranks, estimated from the ranks' memory tasks in O(tasks) (no
+// allocation is built), so that a run can refuse before writing them. Within about 25 % of the real sizes.
+uint64_t estimate_memory_artifact_bytes(const RunView& v, const std::vector<uint32_t>& ranks);
+
 // The pickled snapshot dict of these ranks' allocations: {"segments": [...], "device_traces": [...]}, one
 // device per job rank (device_traces has an empty list for the job ranks not given).
 std::string memory_viz_pickle(const RunView& v, const std::vector<memory::RankAllocations>& ranks);

@@ -147,7 +147,9 @@ struct TableParser {
     try {
       root = Json::parse(body);
     } catch (const Json::parse_error& e) {
-      fail("", std::string("invalid JSON: ") + e.what());
+      fail("", "invalid JSON at byte " + std::to_string(e.byte));  // e.what() quotes the file: never echo it
+    } catch (const Json::exception&) {
+      fail("", "invalid JSON: a number out of range");  // nlohmann's out_of_range.406 (e.g. 1e999)
     }
     if (!root.is_object()) fail("", "expected an object {classes, default_class, rules}");
     check_keys(root, "", {"classes", "default_class", "rules"});

@@ -141,7 +141,10 @@ void read_summary(SimulatedRun& run) {
   try {
     j = nlohmann::json::parse(read_maybe_gzip(run.summary_path));
   } catch (const nlohmann::json::parse_error& e) {
-    throw common::ConfigError(run.summary_path, "", std::string("invalid JSON: ") + e.what());
+    // e.what() quotes the file: never echo it.
+    throw common::ConfigError(run.summary_path, "", "invalid JSON at byte " + std::to_string(e.byte));
+  } catch (const nlohmann::json::exception&) {
+    throw common::ConfigError(run.summary_path, "", "invalid JSON: a number out of range");
   }
   if (!j.is_object() || !number(j, "step_time_ms")) {
     throw common::ConfigError(run.summary_path, "", "not a simumax-sim summary.json: no number step_time_ms");

@@ -173,7 +173,8 @@ INSTANTIATE_TEST_SUITE_P(
         ModelErrorCase{"topk_too_big", R"({"topk": 200})", true, "/topk: 200 exceeds expert_num 160"},
         ModelErrorCase{"dense_layers", R"({"dense_layers": 61})", true, "/dense_layers: 61 exceeds layer_num 60"},
         ModelErrorCase{"normalization", R"({"normalization": "Foo"})", false,
-                       "/normalization: expected one of \"RMSNorm\", \"LayerNorm\", got \"Foo\";"},
+                       "/normalization: expected one of \"RMSNorm\", \"LayerNorm\", got \"Foo\"; valid names: "
+                       "RMSNorm, LayerNorm"},
         ModelErrorCase{"position", R"({"position_embedding_type": "learned"})", false,
                        "/position_embedding_type: expected one of \"rope\", \"learned_absolute\", \"none\", got "
                        "\"learned\"; did you mean 'learned_absolute'?"},

@@ -110,6 +110,20 @@ TEST(ArchitectureKeys, HiddenDropoutKeepsAByteMaskPerResidualElement) {
   }
 }
 
+// Unfused attention with dropout keeps the byte mask and the dropped probabilities beside the softmax output.
+TEST(ArchitectureKeys, UnfusedAttentionDropoutKeepsMaskAndDroppedProbabilities) {
+  auto s = gpt(config::Fidelity::kMegatron);
+  s.strategy.use_flash_sdp = false;
+  const int64_t plain = find(layer_ops(s), "attn.core_attention").act_cache;
+  s.model.attention_dropout = 0.1;
+  const int64_t scores = 16 * kSeq * kSeq;
+  EXPECT_EQ(find(layer_ops(s), "attn.core_attention").act_cache - plain, scores * (1 + 2));
+  s.strategy.use_flash_sdp = true;
+  const int64_t flash = find(layer_ops(s), "attn.core_attention").act_cache;
+  s.model.attention_dropout = 0;
+  EXPECT_EQ(find(layer_ops(s), "attn.core_attention").act_cache, flash);
+}
+
 TEST(ArchitectureKeys, MegatronGeluKeepsOnlyItsInput) {
   auto s = gpt(config::Fidelity::kSimuMax);
   const int64_t in = kSeq * 4 * kHidden * 2;

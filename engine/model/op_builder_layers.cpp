@@ -89,9 +89,11 @@ void OpBuilder::core_attention(std::vector<Op>& out, const std::string& name, in
     }
   } else {
     const int64_t p = b * h * m * m;
-    // Unfused attention (dot_product_attention.py) drops the probabilities with torch dropout: a byte mask.
-    // The fused kernels regenerate theirs from the Philox seed and keep nothing.
-    const int64_t mask = m_.attention_dropout > 0 ? p : 0;
+    // Unfused attention (dot_product_attention.py) drops the probabilities with torch dropout: autograd keeps
+    // its byte mask, and the dropped copy (a new tensor) is what the probabilities-by-value bmm saves, beside
+    // the softmax output the softmax backward keeps. The fused kernels regenerate their mask from the Philox
+    // seed and keep nothing.
+    const int64_t mask = m_.attention_dropout > 0 ? p + p * e_ : 0;
     op.act_cache = (qe + ke + ve + p) * e_ + mask - ((rec.cached_inputs && h == hkv) ? qkv_b : 0);
     op.act_fwd_peak = 2 * p * e_;
     int f = 3 + (sys_.backend == "cuda" ? 1 : 0) - ((st_.use_math_sdp && sys_.backend == "musa") ? 1 : 0);

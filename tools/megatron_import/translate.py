@@ -21,7 +21,7 @@ EXPRESSED = {
     "--recompute-num-layers", "--cross-entropy-loss-fusion", "--make-vocab-size-divisible-by", "--vocab-size",
     "--vocab-file", "--merge-file", "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
     "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split", "--mtp-num-layers",
-    "--use-mcore-models", "--use-flash-attn",
+    "--use-mcore-models", "--use-flash-attn", "--cross-entropy-fusion-impl",
 }
 
 NO_EFFECT = {
@@ -188,7 +188,10 @@ def _strategy(args, world, r):
         "zero_state": 1 if args.get("--use-distributed-optimizer") in TRUE else 0,
         "use_flash_sdp": backend != "unfused",
         "use_fused_grad_accumulation": args.get("--no-gradient-accumulation-fusion") not in TRUE,
-        "cross_entropy_loss_fusion": args.get("--cross-entropy-loss-fusion") in TRUE,
+        # SimuMax's fused loss is TE's kernel (bf16 logits kept). Megatron's default "native" fusion
+        # (fusions/fused_cross_entropy.py) runs the unfused algorithm under jit: an fp32 copy, fp32 softmax saved.
+        "cross_entropy_loss_fusion": args.get("--cross-entropy-loss-fusion") in TRUE
+        and str(args.get("--cross-entropy-fusion-impl", "native")) == "te",
         "megatron_overlap_grad_reduce": args.get("--overlap-grad-reduce") in TRUE,
         "megatron_overlap_param_gather": args.get("--overlap-param-gather") in TRUE,
         "account_for_embedding_in_pipeline_split": args.get("--account-for-embedding-in-pipeline-split") in TRUE,
@@ -223,5 +226,7 @@ def _strategy(args, world, r):
         f.append("dist_optimizer")
     if not s["use_flash_sdp"]:
         f.append("unfused_attention")
+    if args.get("--cross-entropy-loss-fusion") in TRUE:
+        f.append("ce_fusion_" + str(args.get("--cross-entropy-fusion-impl", "native")))
     if not s["use_fused_grad_accumulation"]:
         f.append("no_grad_accum_fusion")

@@ -69,8 +69,9 @@ class OpBuilder {
   // Architecture keys beyond SimuMax's schema (op_builder_arch.cpp, docs/architectures.md).
   // The bias a linear of this name carries (its element count on this rank; 0 when none).
   int64_t bias_numel(const std::string& name, int64_t n_local) const;
-  // Megatron fidelity: the DDP hook's main_grad.add_ for biases and LayerNorm betas, the separate
-  // accumulation of --no-gradient-accumulation-fusion, hidden dropout's kernels, for ops [first, end).
+  // Megatron fidelity: the DDP hook's main_grad.add_ for biases and LayerNorm betas and the separate
+  // accumulation of --no-gradient-accumulation-fusion (kernel and bf16 wgrad buffer), for ops [first, end).
+  // (Hidden dropout's and RoPE's kernels ride in megatron_layer_kernels.)
   void megatron_arch_kernels(std::vector<Op>& out, size_t first) const;
   // Hidden dropout's masks (one byte per element, both fidelities) on the ops the bias-dropout-adds follow.
   void dropout_masks(std::vector<Op>& out, size_t first, int64_t s_local) const;

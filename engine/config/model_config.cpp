@@ -1,5 +1,7 @@
 #include "engine/config/model_config.hpp"
 
+#include <string>
+
 #include "engine/common/logging.hpp"
 #include "engine/config/config_parsers.hpp"
 
@@ -62,6 +64,28 @@ void read_attention_and_moe(ObjectReader& r, ModelConfig& m) {
   m.model_type = type.value_or(m.expert_num > 1 ? "moe" : "dense");
 }
 
+// The keys of docs/architectures.md. Megatron's spellings, so the importer writes its arguments through.
+void read_architecture(ObjectReader& r, ModelConfig& m) {
+  const std::string norm = r.choice_or("normalization", "RMSNorm", {"RMSNorm", "LayerNorm"});
+  m.normalization = norm == "LayerNorm" ? Normalization::kLayerNorm : Normalization::kRmsNorm;
+  m.add_bias_linear = r.bool_or("add_bias_linear", false);
+  m.add_qkv_bias = r.bool_or("add_qkv_bias", false);
+  const std::string pos = r.choice_or("position_embedding_type", "rope", {"rope", "learned_absolute", "none"});
+  m.position_embedding = pos == "learned_absolute" ? PositionEmbedding::kLearnedAbsolute
+                         : pos == "none"           ? PositionEmbedding::kNone
+                                                   : PositionEmbedding::kRope;
+  m.max_position_embeddings = r.optional_int("max_position_embeddings", Sign::kPositive);
+  auto probability = [&r](const char* key) {
+    const double p = r.number_or(key, 0.0, Sign::kNonNegative);
+    if (p >= 1) r.fail(key, "a dropout probability must lie in [0, 1), got " + std::to_string(p));
+    return p;
+  };
+  m.attention_dropout = probability("attention_dropout");
+  m.hidden_dropout = probability("hidden_dropout");
+  m.untie_embeddings_and_output_weights = r.bool_or("untie_embeddings_and_output_weights", true);
+  m.mtp_num_layers = r.int_or("mtp_num_layers", 0, Sign::kNonNegative);
+}
+
 // Fields SimuMax needs but only discovers missing deep inside a module (as a TypeError on None).
 void check_model_fields(ObjectReader& r, const ModelConfig& m) {
   if (m.model_type == "moe" && m.expert_num <= 1) {
@@ -83,6 +107,19 @@ void check_model_fields(ObjectReader& r, const ModelConfig& m) {
       if (!r.given(key)) r.fail(key, "required when attention_type is \"mla\"");
     }
   }
+  if (m.max_position_embeddings && m.position_embedding != PositionEmbedding::kLearnedAbsolute) {
+    r.fail("max_position_embeddings", "only a learned_absolute position_embedding_type has a table to size");
+  }
+  // Biases are modelled on the standard attention and dense MLP linears only.
+  for (const char* key : {"add_bias_linear", "add_qkv_bias"}) {
+    const bool on = std::string(key) == "add_bias_linear" ? m.add_bias_linear : m.add_qkv_bias;
+    if (on && m.attention_type == AttentionType::kMla) {
+      r.fail(key, "biases are not modelled with attention_type \"mla\"; accepted: false");
+    }
+  }
+  if (m.add_bias_linear && m.is_moe()) {
+    r.fail("add_bias_linear", "biases on MoE expert linears are not modelled; accepted for a dense model only");
+  }
   const bool needs_dense_mlp = !m.is_moe() || m.dense_layers > 0;
   if (needs_dense_mlp && !m.intermediate_size) r.fail("intermediate_size", "required: the dense MLP width");
   if (m.dense_layers > m.layer_num) {
@@ -103,6 +140,7 @@ ModelConfig parse_model(const Json& json, const ConfigOrigin& origin) {
   ModelConfig m;
   read_sizes(r, m);
   read_attention_and_moe(r, m);
+  read_architecture(r, m);
   r.finish(UnknownKeys::kError);
   check_model_fields(r, m);
   return m;

@@ -76,6 +76,36 @@ TEST(ModelConfig, AcceptsSimuMaxSerializedFields) {
   EXPECT_EQ(m.attention_type, AttentionType::kMha);
 }
 
+TEST(ModelConfig, ArchitectureKeysDefaultToSimuMaxBehaviour) {
+  const ModelConfig m = load_model_file(model_file("llama3-8b.json"));
+  EXPECT_EQ(m.normalization, Normalization::kRmsNorm);
+  EXPECT_FALSE(m.add_bias_linear);
+  EXPECT_FALSE(m.has_qkv_bias());
+  EXPECT_EQ(m.position_embedding, PositionEmbedding::kRope);
+  EXPECT_EQ(m.attention_dropout, 0);
+  EXPECT_EQ(m.hidden_dropout, 0);
+  EXPECT_TRUE(m.untie_embeddings_and_output_weights);
+  EXPECT_EQ(m.mtp_num_layers, 0);
+}
+
+TEST(ModelConfig, ReadsGptStyleArchitectureKeys) {
+  TempDir dir;
+  Json j = testing::read_json(model_file("llama3-8b.json"));
+  j.merge_patch(Json::parse(R"({"normalization": "LayerNorm", "add_bias_linear": true, "use_swiglu": false,
+      "position_embedding_type": "learned_absolute", "max_position_embeddings": 8192, "attention_dropout": 0.1,
+      "hidden_dropout": 0.05, "untie_embeddings_and_output_weights": false, "mtp_num_layers": 2})"));
+  const ModelConfig m = load_model_file(dir.write("m.json", j));
+  EXPECT_EQ(m.normalization, Normalization::kLayerNorm);
+  EXPECT_TRUE(m.add_bias_linear);
+  EXPECT_TRUE(m.has_qkv_bias());
+  EXPECT_EQ(m.position_embedding, PositionEmbedding::kLearnedAbsolute);
+  EXPECT_EQ(m.max_position_embeddings, 8192);
+  EXPECT_DOUBLE_EQ(m.attention_dropout, 0.1);
+  EXPECT_DOUBLE_EQ(m.hidden_dropout, 0.05);
+  EXPECT_FALSE(m.untie_embeddings_and_output_weights);
+  EXPECT_EQ(m.mtp_num_layers, 2);
+}
+
 struct PadCase {
   int64_t vocab, divisible_by, tp;
   bool pad;
@@ -141,7 +171,26 @@ INSTANTIATE_TEST_SUITE_P(
         ModelErrorCase{"no_topk", R"({"topk": null})", true,
                        "/topk: required for a MoE model: the experts each token is routed to"},
         ModelErrorCase{"topk_too_big", R"({"topk": 200})", true, "/topk: 200 exceeds expert_num 160"},
-        ModelErrorCase{"dense_layers", R"({"dense_layers": 61})", true, "/dense_layers: 61 exceeds layer_num 60"}),
+        ModelErrorCase{"dense_layers", R"({"dense_layers": 61})", true, "/dense_layers: 61 exceeds layer_num 60"},
+        ModelErrorCase{"normalization", R"({"normalization": "Foo"})", false,
+                       "/normalization: expected one of \"RMSNorm\", \"LayerNorm\", got \"Foo\"; valid names: "
+                       "RMSNorm, LayerNorm"},
+        ModelErrorCase{"position", R"({"position_embedding_type": "learned"})", false,
+                       "/position_embedding_type: expected one of \"rope\", \"learned_absolute\", \"none\", got "
+                       "\"learned\"; did you mean 'learned_absolute'?"},
+        ModelErrorCase{"dropout_one", R"({"hidden_dropout": 1.0})", false,
+                       "/hidden_dropout: a dropout probability must lie in [0, 1), got 1.000000"},
+        ModelErrorCase{"dropout_negative", R"({"attention_dropout": -0.1})", false,
+                       "/attention_dropout: expected a non-negative number, got -0.1"},
+        ModelErrorCase{"mtp_negative", R"({"mtp_num_layers": -1})", false,
+                       "/mtp_num_layers: expected a non-negative integer, got -1"},
+        ModelErrorCase{"table_without_learned", R"({"max_position_embeddings": 4096})", false,
+                       "/max_position_embeddings: only a learned_absolute position_embedding_type has a table to "
+                       "size"},
+        ModelErrorCase{"bias_mla", R"({"add_qkv_bias": true})", true,
+                       "/add_qkv_bias: biases are not modelled with attention_type \"mla\"; accepted: false"},
+        ModelErrorCase{"untie_type", R"({"untie_embeddings_and_output_weights": "no"})", false,
+                       "/untie_embeddings_and_output_weights: expected true or false, got \"no\""}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -103,8 +103,15 @@ ValidationCase load_validation_case(const std::string& path, const std::string& 
   v.real_ms = r.required_number("real_ms", Sign::kPositive);
   v.real_alloc_gib = r.required_number("real_alloc_gib", Sign::kPositive);
   v.real_reserved_gib = r.optional_number("real_reserved_gib", Sign::kPositive);
-  v.published_perf_ms = prediction(r, "published_perf_ms", "v12_perf_ms");
-  v.published_perf_alloc_gib = prediction(r, "published_perf_alloc_gib", "v12_alloc_gib");
+  const bool published_null = r.present("published_perf_ms") && r.json().at("published_perf_ms").is_null();
+  v.has_published = !(published_null && !r.given("v12_perf_ms"));
+  if (v.has_published) {
+    v.published_perf_ms = prediction(r, "published_perf_ms", "v12_perf_ms");
+    v.published_perf_alloc_gib = prediction(r, "published_perf_alloc_gib", "v12_alloc_gib");
+  }
+  v.alloc_of_last_rank = r.choice_or("real_alloc_rank", "max", {"max", "last"}) == "last";
+  v.machine = r.optional_string("machine").value_or("");
+  v.features = r.string_list("features", {});
   if (auto stages = r.optional_object("published_peak_alloc_by_stage_gib")) {
     for (const auto& name : stages->keys()) {
       v.published_peak_alloc_by_stage_gib[name] = stages->required_number(name, Sign::kPositive);

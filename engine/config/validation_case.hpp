@@ -24,6 +24,14 @@ struct ValidationCase {
   double published_perf_ms = 0;
   double published_perf_alloc_gib = 0;
   std::map<std::string, double> published_peak_alloc_by_stage_gib;  // "first_stage", ...; empty if absent
+  // False when the file says published_perf_ms: null and has no v12_perf_ms (cases imported from Megatron-LM's
+  // functional tests: SimuMax never ran them); the published_* figures are 0 then.
+  bool has_published = true;
+  // "real_alloc_rank": "max" (default: the real figure is the maximum over ranks) or "last" (the rank
+  // world_size - 1 logged it: compare the last pipeline stage).
+  bool alloc_of_last_rank = false;
+  std::string machine;                 // "machine", optional: groups the validate report
+  std::vector<std::string> features;   // "features", optional: groups the validate report
 };
 
 // REQUIRES: shared_dir is the shared/ folder (system_file is relative to it).

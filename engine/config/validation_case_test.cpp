@@ -73,6 +73,29 @@ TEST(ValidationCase, A100CaseFallsBackToV12Prediction) {
   EXPECT_TRUE(v.scenario.system.intra_with_pcie);
 }
 
+// An imported Megatron-LM test: no SimuMax prediction, the peak of the last rank, a machine and features.
+TEST(ValidationCase, ImportedCaseHasNoPredictionAndNamesItsRank) {
+  testing::TempDir dir;
+  Json j = testing::read_json(testing::shared("validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc32.json"));
+  j["published_perf_ms"] = nullptr;
+  j["published_perf_alloc_gib"] = nullptr;
+  j.erase("v12_perf_ms");
+  j.erase("v12_alloc_gib");
+  j["real_alloc_rank"] = "last";
+  j["machine"] = "dgx_h100";
+  j["features"] = Json::array({"gelu", "tp1_pp2"});
+  const ValidationCase v = load_validation_case(dir.write("case.json", j), testing::shared_dir());
+  EXPECT_FALSE(v.has_published);
+  EXPECT_TRUE(v.alloc_of_last_rank);
+  EXPECT_EQ(v.machine, "dgx_h100");
+  EXPECT_EQ(v.features, (std::vector<std::string>{"gelu", "tp1_pp2"}));
+  j["real_alloc_rank"] = "first";
+  const std::string bad = dir.write("bad.json", j);
+  const auto e = testing::expect_config_error([&] { load_validation_case(bad, testing::shared_dir()); });
+  EXPECT_EQ(std::string(e.what()),
+            bad + ": /real_alloc_rank: expected one of \"max\", \"last\", got \"first\"; valid names: max, last");
+}
+
 TEST(ValidationCase, InlineErrorNamesTheCaseFile) {
   testing::TempDir dir;
   Json j = testing::read_json(testing::shared("validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc32.json"));

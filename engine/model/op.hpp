@@ -67,6 +67,7 @@ struct Op {
   // Parameters held by this rank.
   int64_t dense_numel = 0;
   int64_t moe_numel = 0;
+  int64_t bias_numel = 0;  // of dense_numel, the bias elements (their gradient takes the DDP hook's add)
   int weight_elem_bytes = 2;
   // TE dummy-wgrad shape (rows, cols, elem bytes) when TE records one; rows == 0 when none.
   std::array<int64_t, 3> te_dummy_wgrad = {0, 0, 0};

@@ -113,6 +113,8 @@ int64_t OpBuilder::linear_col(std::vector<Op>& out, const std::string& name, int
   if (fp8) quantizer(out, name, b * s_in * k, rec.on);
   const int64_t a = fp8 ? 1 : e_;
   Op op = linear_op(name, OpType::kLinearCol, m, k, n, a, static_cast<double>(b * m * n * e_), true);
+  op.bias_numel = lm_head ? 0 : bias_numel(name, n);
+  op.dense_numel += op.bias_numel;
   if (tp_ > 1) {
     const double c = static_cast<double>(b * m * k * e_);
     if (sp_) {
@@ -144,6 +146,9 @@ int64_t OpBuilder::linear_row(std::vector<Op>& out, const std::string& name, int
   const int64_t mo = sp_ ? s_out * tp_ : s_out;
   // SimuMax's row-parallel wgrad bytes have no weight term (kept for parity; see docs/simumax-differences.md).
   Op op = linear_op(name, OpType::kLinearRow, m, k, n, a, static_cast<double>(b * mo * n * e_), false);
+  // A row-parallel bias is whole on every TP rank (layers.py RowParallelLinear / TE's Linear, parallel_mode "row").
+  op.bias_numel = bias_numel(name, n);
+  op.dense_numel += op.bias_numel;
   if (tp_ > 1) {
     const double c = static_cast<double>(b * mo * n * e_);
     if (sp_) {
@@ -180,6 +185,12 @@ void OpBuilder::norm(std::vector<Op>& out, const std::string& name, int64_t rows
     bw = 2 * o + w;
     ba = (o + f32) + (in + f32) + 11 * f32 + 5 * rstd + in + w;
   }
+  // LayerNorm (TE's layernorm_fwd/bwd) also reads its bias, and keeps the fp32 mean beside rsigma.
+  const bool layer_norm = m_.normalization == config::Normalization::kLayerNorm;
+  const double mu = layer_norm ? rstd : 0, beta = layer_norm ? w : 0;
+  f += mu + beta;
+  ba += mu + beta;
+  bw += layer_norm ? o + w : 0;
   op.work[0] = memory_work("default", f);
   op.work[1] = memory_work("default", ba);
   op.work[2] = memory_work("default", bw);
@@ -187,14 +198,14 @@ void OpBuilder::norm(std::vector<Op>& out, const std::string& name, int64_t rows
   if (st_.use_fused_norm) {
     op.act_cache = x * e_;
     op.act_fwd_peak = 2 * x * e_;
-    op.act_bwd_peak = 2 * x * e_ + (x / size) * e_;
+    op.act_bwd_peak = 2 * x * e_ + (x / size) * e_ * (layer_norm ? 2 : 1);
   } else {
     const int64_t f4 = x * 4, r4 = (x / size) * 4;
     op.act_cache = f4 + r4 + (f4 + r4) + x * e_;
     op.act_fwd_peak = op.act_bwd_peak = 3 * f4 + 2 * r4;
   }
   op.act_in_bytes = x * e_;
-  op.dense_numel = size;
+  op.dense_numel = layer_norm ? 2 * size : size;
   op.weight_elem_bytes = static_cast<int>(e_);
   out.push_back(std::move(op));
 }
@@ -220,7 +231,9 @@ void OpBuilder::activation(std::vector<Op>& out, const std::string& name, int64_
     op.type = OpType::kGelu;
     op.work[0] = memory_work("default", 2 * in);
     op.work[1] = memory_work("default", 2 * in);
-    op.act_cache = 3 * numel_in * e_;
+    // SimuMax keeps three copies of the input; Megatron's bias_gelu (fused_bias_gelu.py, save_for_backward(input,
+    // bias)) and a plain F.gelu both keep the input alone, and the fc2 that follows keeps the output.
+    op.act_cache = (st_.megatron() ? 1 : 3) * numel_in * e_;
     op.act_fwd_peak = op.act_bwd_peak = 2 * numel_in * e_;
   }
   op.work[2] = memory_work("default", 0);

@@ -66,6 +66,22 @@ class OpBuilder {
   void megatron_mla_kernels(std::vector<Op>& out, size_t first, double rows, double x) const;
   void megatron_moe_kernels(std::vector<Op>& out, size_t first, int64_t s_local) const;
   void megatron_loss_kernels(std::vector<Op>& out, size_t first) const;
+  // Architecture keys beyond SimuMax's schema (op_builder_arch.cpp, docs/architectures.md).
+  // The bias a linear of this name carries (its element count on this rank; 0 when none).
+  int64_t bias_numel(const std::string& name, int64_t n_local) const;
+  // Megatron fidelity: the DDP hook's main_grad.add_ for biases and LayerNorm betas and the separate
+  // accumulation of --no-gradient-accumulation-fusion (kernel and bf16 wgrad buffer), for ops [first, end).
+  // (Hidden dropout's and RoPE's kernels ride in megatron_layer_kernels.)
+  void megatron_arch_kernels(std::vector<Op>& out, size_t first) const;
+  // Hidden dropout's masks (one byte per element, both fidelities) on the ops the bias-dropout-adds follow.
+  void dropout_masks(std::vector<Op>& out, size_t first, int64_t s_local) const;
+  // The learned absolute position table and the embedding dropout, added to the embedding op.
+  void embedding_extras(Op& op, int64_t seq_chunk, int64_t s_out) const;
+  // DeepSeek-V3's multi-token prediction block after the decoder, its shared head and losses.
+  void mtp_block(std::vector<Op>& out, int64_t seq_chunk, int64_t seq_local) const;
+  void mtp_heads(std::vector<Op>& out, int64_t seq_local) const;
+  // The main head: output layer (shared with the word embedding when tied) and loss.
+  void output_head(std::vector<Op>& out, const std::string& prefix, int64_t seq_local, bool owns_weight) const;
   // SimuMax's GEMM shape keys of a linear with input [b, m, k] and n outputs: forward, grad-input, grad-weight.
   std::array<std::string, kNumPasses> linear_keys(int64_t b, int64_t m, int64_t k, int64_t n) const;
   PassWork linear_work(int64_t flops, const std::string& key, double bytes) const;

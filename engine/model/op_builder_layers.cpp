@@ -89,7 +89,12 @@ void OpBuilder::core_attention(std::vector<Op>& out, const std::string& name, in
     }
   } else {
     const int64_t p = b * h * m * m;
-    op.act_cache = (qe + ke + ve + p) * e_ - ((rec.cached_inputs && h == hkv) ? qkv_b : 0);
+    // Unfused attention (dot_product_attention.py) drops the probabilities with torch dropout: autograd keeps
+    // its byte mask, and the dropped copy (a new tensor) is what the probabilities-by-value bmm saves, beside
+    // the softmax output the softmax backward keeps. The fused kernels regenerate their mask from the Philox
+    // seed and keep nothing.
+    const int64_t mask = m_.attention_dropout > 0 ? p + p * e_ : 0;
+    op.act_cache = (qe + ke + ve + p) * e_ + mask - ((rec.cached_inputs && h == hkv) ? qkv_b : 0);
     op.act_fwd_peak = 2 * p * e_;
     int f = 3 + (sys_.backend == "cuda" ? 1 : 0) - ((st_.use_math_sdp && sys_.backend == "musa") ? 1 : 0);
     op.act_bwd_peak = f * p * e_;
@@ -160,7 +165,11 @@ void OpBuilder::layer(std::vector<Op>& out, int local_layer, int64_t seq_local, 
   } else {
     moe(out, seq_local, mf);
   }
-  if (st_.megatron()) megatron_layer_kernels(out, first, seq_local);
+  dropout_masks(out, first, seq_local);
+  if (st_.megatron()) {
+    megatron_layer_kernels(out, first, seq_local);
+    megatron_arch_kernels(out, first);
+  }
 }
 
 int64_t OpBuilder::embedding(std::vector<Op>& out, int64_t seq_chunk) const {
@@ -182,6 +191,7 @@ int64_t OpBuilder::embedding(std::vector<Op>& out, int64_t seq_chunk) const {
   op.act_bwd_peak = v * hsz * e_;
   op.dense_numel = v * hsz;
   op.weight_elem_bytes = static_cast<int>(e_);
+  embedding_extras(op, seq_chunk, s_out);
   out.push_back(std::move(op));
   return s_out;
 }
@@ -226,9 +236,13 @@ void OpBuilder::cross_entropy(std::vector<Op>& out, int64_t m, int64_t v_local) 
 void OpBuilder::head(std::vector<Op>& out, int64_t seq_local) const {
   const size_t first = out.size();
   norm(out, "final_layernorm", seq_local, m_.hidden_size, false);
-  const int64_t m = linear_col(out, "output_layer", seq_local, m_.hidden_size, vocab_, Rec{}, /*lm_head=*/true);
-  cross_entropy(out, m, vocab_ / tp_);
-  if (st_.megatron()) megatron_loss_kernels(out, first);
+  if (st_.megatron()) megatron_arch_kernels(out, first);
+  // gpt_model.py: the MTP block runs on the decoder's output before the main head; its losses follow.
+  if (m_.mtp_num_layers > 0) mtp_block(out, st_.seq_len / st_.cp_size, seq_local);
+  // Tied embeddings: with one stage the output layer uses the embedding's table; with more the last stage
+  // keeps its own copy, and finalize_model_grads all-reduces the two gradients.
+  output_head(out, "", seq_local, m_.untie_embeddings_and_output_weights || st_.pp_size > 1);
+  if (m_.mtp_num_layers > 0) mtp_heads(out, seq_local);
 }
 
 }  // namespace simumax::model

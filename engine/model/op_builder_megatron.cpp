@@ -42,8 +42,14 @@ void OpBuilder::megatron_layer_kernels(std::vector<Op>& out, size_t first, int64
   // --no-bias-dropout-fusion, bias_dropout_add_unfused runs F.dropout (p = 0: no kernel, torch returns its
   // input) and `residual + out`: one add (read two, write one). In the backward, autograd sums the gradient of
   // the layer input from the residual branch and from the block: one more add.
-  add(attn_out, OpPass::kForward, {3 * x});
-  add(attn_out, OpPass::kBackwardAct, {3 * x});
+  // With hidden_dropout > 0, bias_dropout_add_fused_train (fused_bias_dropout.py, a jit-fused kernel) also
+  // writes the byte mask; its backward scales the gradient by the mask: one more kernel.
+  const double mask = m_.hidden_dropout > 0 ? x / e : 0;
+  const std::vector<double> bda_fwd = {3 * x + mask};
+  std::vector<double> bda_bwd = {3 * x};
+  if (mask > 0) bda_bwd.push_back(2 * x + mask);
+  add(attn_out, OpPass::kForward, bda_fwd);
+  add(attn_out, OpPass::kBackwardAct, bda_bwd);
   if (mla) {
     megatron_mla_kernels(out, first, rows, x);
   } else {
@@ -56,9 +62,15 @@ void OpBuilder::megatron_layer_kernels(std::vector<Op>& out, size_t first, int64
     const double k = rows * static_cast<double>(m_.kv_head_num / tp_) * d * e;
     // TE's get_qkv_layout (dot_product_attention/utils.py) finds v still a strided view of the QKV output and
     // makes q, k, v contiguous: only v copies. fused_attn_fwd unpacks the RNG seed and offset (one tiny kernel).
+    // Learned absolute (or no) position embeddings: no rotary kernels (gpt_model.py builds rotary_pos_emb only
+    // for position_embedding_type "rope").
     Op* qkv = find_op(out, first, "attn.linear_qkv");
-    add(qkv, OpPass::kForward, {2 * q, 2 * k, 2 * k, kTiny});
-    add(qkv, OpPass::kBackwardAct, {2 * q, 2 * k, 2 * (q + 2 * k)});
+    if (m_.position_embedding == config::PositionEmbedding::kRope) {
+      add(qkv, OpPass::kForward, {2 * q, 2 * k});
+      add(qkv, OpPass::kBackwardAct, {2 * q, 2 * k});
+    }
+    add(qkv, OpPass::kForward, {2 * k, kTiny});
+    add(qkv, OpPass::kBackwardAct, {2 * (q + 2 * k)});
   }
   // Backward of the two RMSNorm/LayerNorm weights: TE's dgamma finalisation kernel, and the DDP hook's
   // main_grad.add_ (distributed_data_parallel.py, _make_backward_post_hook), since only the GEMM weights
@@ -67,8 +79,8 @@ void OpBuilder::megatron_layer_kernels(std::vector<Op>& out, size_t first, int64
   add(find_op(out, first, "pre_mlp_layernorm"), OpPass::kBackwardWeight, {kTiny, kTiny});
   Op* mlp_out = find_op(out, first, "mlp.linear_fc2");
   if (mlp_out == nullptr) mlp_out = find_op(out, first, "mlp.unpermutation");
-  add(mlp_out, OpPass::kForward, {3 * x});
-  add(mlp_out, OpPass::kBackwardAct, {3 * x});
+  add(mlp_out, OpPass::kForward, bda_fwd);
+  add(mlp_out, OpPass::kBackwardAct, bda_bwd);
   if (find_op(out, first, "mlp.router") != nullptr) megatron_moe_kernels(out, first, s_local);
 }
 

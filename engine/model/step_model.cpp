@@ -262,6 +262,12 @@ double flops_per_token(const config::ModelConfig& m, int64_t padded_vocab, int64
     res += 6 * L * (2 * S * H);
   }
   res += 6 * H * static_cast<double>(padded_vocab);
+  if (m.mtp_num_layers > 0) {
+    // training.py num_floating_point_operations: each MTP depth adds one more layer, its 2H -> H projection
+    // and one more pass through the output layer.
+    const double per_layer = (res - 6 * H * static_cast<double>(padded_vocab)) / L;
+    res += static_cast<double>(m.mtp_num_layers) * (per_layer + 6 * 2 * H * H + 6 * H * static_cast<double>(padded_vocab));
+  }
   return res;
 }
 

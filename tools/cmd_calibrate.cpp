@@ -30,18 +30,17 @@ struct CalibrateArgs {
 
 // Megatron logs "elapsed time per iteration" averaged over each log interval; the first interval holds the
 // warm-up (allocator growth, NCCL set-up, first-iteration compilation), so the steady step is the median of the
-// others.
+// steady state (report::steady_state, the same as compare's).
 double steady_step_ms(const std::string& log_path) {
   const report::MegatronLog log = report::load_megatron_log(log_path);
   if (log.iterations.size() < 2) {
     throw common::ConfigError(log_path, "", "has one \"elapsed time per iteration\" record; calibrate needs at "
                                             "least two (the first, with the warm-up, is not used)");
   }
-  std::vector<double> ms;
-  for (size_t i = 1; i < log.iterations.size(); ++i) ms.push_back(log.iterations[i].elapsed_ms);
-  std::sort(ms.begin(), ms.end());
-  const size_t n = ms.size();
-  return n % 2 == 1 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  const report::SteadyState s = report::steady_state(log.iterations);
+  std::fprintf(stderr, "%s: steady state %s: min %.1f, median %.1f, max %.1f ms\n", log_path.c_str(),
+               s.description(log.iterations).c_str(), s.min_ms, s.median_ms, s.max_ms);
+  return s.median_ms;
 }
 
 std::vector<calibrate::Case> load_cases(const CalibrateArgs& a) {

@@ -19,6 +19,7 @@ struct CompareArgs {
   int64_t rank = -1;
   std::string json_out;
   bool quiet = false;
+  size_t top_n = 10;
 };
 
 // The table shipped in the source tree (data/kernel_classes.json), unless $SIMUMAX_KERNEL_CLASSES names another.
@@ -33,6 +34,7 @@ int do_compare(const CompareArgs& a) {
   o.real = a.real;
   o.kernel_classes = a.kernel_classes.empty() ? default_kernel_classes() : a.kernel_classes;
   if (a.rank >= 0) o.rank = a.rank;
+  o.top_n = a.top_n;
   const report::Comparison c = report::compare_runs(o);
   if (!a.json_out.empty()) {
     report::write_file_atomically(a.json_out, report::comparison_json(c));
@@ -58,6 +60,8 @@ std::function<int()> add_compare(CLI::App& app) {
                   "kernel classification table (default: data/kernel_classes.json of the source tree, or "
                   "$SIMUMAX_KERNEL_CLASSES)");
   sub->add_option("--json", args->json_out, "also write the comparison as JSON to this file");
+  sub->add_option("--top", args->top_n, "rows of the top-kernel and op-by-op tables (default 10; --json has all ops)")
+      ->check(CLI::Range(1, 100000));
   sub->add_flag("-q,--quiet", args->quiet, "print nothing; only write --json");
   return [sub, args]() { return sub->parsed() ? do_compare(*args) : -1; };
 }

@@ -135,6 +135,31 @@ TEST(CompareCli, MegatronLogAgainstRunFolder) {
   EXPECT_NEAR(alloc["error_pct"].get<double>(), (15.0 * 1024 - 17000.5) / 17000.5 * 100, 1e-9);
 }
 
+// Two ranks of one step (tests/data/compare/ranks): rank 1's GEMM runs 300 us longer. By hand: rank 0 busy
+// 0.7 ms (GEMM 0.4, elementwise 0.1, all-reduce 0.2 exposed), rank 1 busy 1.0 ms; median 0.85; ratio 1/0.85.
+TEST(CompareCli, AFolderOfRankTracesFindsTheStraggler) {
+  CliResult r;
+  const auto j = run_json({"compare", kOurs, "tests/data/compare/ranks"}, r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(j["ranks"].size(), 2u);
+  EXPECT_NEAR(j["ranks"][0]["busy_ms"].get<double>(), 0.7, 1e-9);
+  EXPECT_NEAR(j["ranks"][1]["busy_ms"].get<double>(), 1.0, 1e-9);
+  const auto& s = j["straggler"];
+  EXPECT_EQ(s["rank"], 1);
+  EXPECT_NEAR(s["median_busy_ms"].get<double>(), 0.85, 1e-9);
+  EXPECT_NEAR(s["straggler_ratio"].get<double>(), 1.0 / 0.85, 1e-9);
+  EXPECT_EQ(s["phase"], "gemm");
+  EXPECT_NEAR(s["phase_excess_ms"].get<double>(), 0.15, 1e-9);
+  EXPECT_EQ(j["real"]["rank"], 0);  // the lowest rank is compared op by op
+  EXPECT_NE(r.out.find("slowest rank: 1"), std::string::npos) << r.out;
+  // The same two files named one by one.
+  CliResult r2;
+  const auto j2 = run_json({"compare", kOurs, "tests/data/compare/ranks/rank1.json",
+                            "tests/data/compare/ranks/rank0.json"}, r2);
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  EXPECT_EQ(j2["straggler"], j["straggler"]);
+}
+
 struct ErrorCase {
   const char* name;
   std::vector<std::string> args;
@@ -165,6 +190,11 @@ const std::vector<ErrorCase>& error_cases() {
        "error: tests/data/compare/bad_classes.json: /rules/1/class: \"gem\" is not a declared class; declared: gemm, "
        "comm"},
       {"MissingArgument", {"compare", kOurs}, "error: real is required"},
+      {"SameRankTwice", {"compare", kOurs, "tests/data/compare/ranks/rank0.json", "tests/data/compare/ranks/rank0.json"},
+       "error: tests/data/compare/ranks/rank0.json: /distributedInfo/rank: rank 0 again (also in "
+       "tests/data/compare/ranks/rank0.json)"},
+      {"FolderWithoutTraces", {"compare", kOurs, "docs", "tests/data/compare/ranks"},
+       "error: docs: no trace (.json or .json.gz) in this folder"},
       {"LogTimeNotANumber", {"compare", kOurs, "tests/data/compare/nan_time.log"},
        "error: tests/data/compare/nan_time.log: line 2: elapsed time per iteration (ms) must be a finite number > 0"},
   };

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <istream>
 #include <limits>
 #include <string_view>
 #include <vector>
@@ -174,6 +175,10 @@ class Handler : public nlohmann::json_sax<Json> {
       event_.input_dims += s.is_number && s.integral ? std::to_string(s.integer) : "?";
       return true;
     }
+    if (in_events() && n == events_depth_ + 3 && s.text && event_.input_type.empty() &&
+        stack_[n - 2].key == "Input type" && stack_[n - 3].key == "args" && !stack_.back().object) {
+      event_.input_type = *s.text;
+    }
     if (in_events() && n == events_depth_ + 1) {
       event_field(stack_.back().key, s);
     } else if (in_events() && n == events_depth_ + 2 && stack_[n - 2].key == "args" && stack_.back().object) {
@@ -258,17 +263,20 @@ class Handler : public nlohmann::json_sax<Json> {
   std::string error_;
 };
 
-// nlohmann reports a byte offset; users need the line and column.
-std::string position_of(const std::string& text, size_t byte) {
-  const size_t end = std::min(byte == 0 ? 0 : byte - 1, text.size());
-  size_t line = 1, line_start = 0;
-  for (size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
+// nlohmann reports a byte offset; users need the line and column. The text is streamed once more to find them.
+std::string position_of(const std::string& path, size_t byte) {
+  TraceStreamBuf buf(path);
+  const size_t end = byte == 0 ? 0 : byte - 1;
+  size_t line = 1, line_start = 0, i = 0;
+  for (; i < end; ++i) {
+    const auto c = buf.sbumpc();
+    if (c == std::char_traits<char>::eof()) break;
+    if (c == '\n') {
       ++line;
       line_start = i + 1;
     }
   }
-  return "line " + std::to_string(line) + ", column " + std::to_string(end - line_start + 1);
+  return "line " + std::to_string(line) + ", column " + std::to_string(i - line_start + 1);
 }
 
 // Keeps nlohmann's explanation ("syntax error while parsing value - ...") without its own position prefix.
@@ -284,9 +292,10 @@ std::string explanation(const std::string& what) {
 }  // namespace
 
 ChromeTraceInfo read_chrome_trace(const std::string& path, const std::function<void(const ChromeEvent&)>& on_event) {
-  const std::string text = read_maybe_gzip(path);
+  TraceStreamBuf buf(path);
+  std::istream in(&buf);
   Handler handler(on_event);
-  const bool ok = Json::sax_parse(text, &handler);
+  const bool ok = Json::sax_parse(in, &handler);
   if (handler.bad_event() >= 0) {
     throw common::ConfigError(path, handler.events_pointer() + "/" + std::to_string(handler.bad_event()),
                               handler.bad_event_reason());
@@ -295,8 +304,8 @@ ChromeTraceInfo read_chrome_trace(const std::string& path, const std::function<v
     throw common::ConfigError(path, "/distributedInfo/" + handler.bad_info(), "must be an integer in the range of an int");
   }
   if (!ok) {
-    if (text.empty()) throw common::ConfigError(path, "", "not a Chrome trace: the file is empty");
-    throw common::ConfigError(path, "", "invalid JSON at " + position_of(text, handler.error_byte()) + ": " +
+    if (buf.bytes_read() == 0) throw common::ConfigError(path, "", "not a Chrome trace: the file is empty");
+    throw common::ConfigError(path, "", "invalid JSON at " + position_of(path, handler.error_byte()) + ": " +
                                             explanation(handler.error()));
   }
   if (!handler.found_events()) {

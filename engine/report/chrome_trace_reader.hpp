@@ -25,6 +25,7 @@ struct ChromeEvent {
   std::string arg_name;      // args.name: the thread or process name of a metadata event
   std::string collective;    // args["Collective name"]: PyTorch >= 2.1's record_param_comms / NCCL kernel label
   std::string input_dims;    // args["Input Dims"] of a CPU op (record_shapes=True), compact: "[[8,1024],[1024,512]]"
+  std::string input_type;    // the first entry of args["Input type"] of a CPU op: "float", "c10::BFloat16", ...
   double flops = -1;         // args.flops of our own task (-1: none)
   std::string shape_key;     // args.shape_key of our own task: the efficiency-table key it was timed with
   int64_t index = 0;         // the event's place in the event list (for messages)

@@ -150,6 +150,7 @@ TEST(ChromeTraceReader, InputDimsAndCollectiveNameAreRead) {
   ]})"));
   ASSERT_EQ(ev.size(), 3u);
   EXPECT_EQ(ev[0].input_dims, "[[4096],[8,1024],[1024,4096],[],[]]");
+  EXPECT_EQ(ev[0].input_type, "float");
   EXPECT_EQ(ev[1].input_dims, "[[[2,3]]]");
   EXPECT_EQ(ev[1].collective, "allreduce");
   EXPECT_EQ(ev[2].input_dims, "");

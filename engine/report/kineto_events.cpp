@@ -79,7 +79,7 @@ KinetoEvents read_kineto_events(const std::string& path, const KernelClassTable&
       k.steps.push_back(CpuStep{e.ts_us, e.ts_us + e.dur_us, e.pid, e.name});
     } else if (is_cpu_op_category(cat)) {
       k.ops.push_back(CpuOp{e.ts_us, e.ts_us + e.dur_us, e.pid, e.tid, k.strings.id(e.name),
-                            k.strings.id(e.input_dims), k.strings.id(e.collective)});
+                            k.strings.id(e.input_dims), k.strings.id(e.collective), k.strings.id(e.input_type)});
     }
   });
   std::sort(k.steps.begin(), k.steps.end(), [](const CpuStep& a, const CpuStep& b) { return a.start_us < b.start_us; });

@@ -56,7 +56,7 @@ OpOf op_of(const KinetoEvents& k, const CpuOpIndex& index, const Launch& l) {
 }
 
 struct Call {
-  uint32_t name = 0, dims = 0;
+  uint32_t name = 0, dims = 0, dtype = 0;
   const char* pass = "forward";
   Classification cls;
   double us = 0;
@@ -77,12 +77,12 @@ std::vector<Call> calls_of(const KinetoEvents& k, const CpuOpIndex& index) {
       const auto [it, fresh] = call_of.emplace(key, calls.size());
       if (fresh) {
         const CpuOp& op = k.ops[static_cast<size_t>(o.op)];
-        calls.push_back(Call{op.name, op.dims, o.pass, g.timed.cls, 0, 0});
+        calls.push_back(Call{op.name, op.dims, op.dtype, o.pass, g.timed.cls, 0, 0});
       }
       calls[it->second].us += us;
       ++calls[it->second].kernels;
     } else {
-      calls.push_back(Call{0, 0, o.pass, g.timed.cls, us, 1});
+      calls.push_back(Call{0, 0, 0, o.pass, g.timed.cls, us, 1});
     }
   }
   return calls;
@@ -99,6 +99,7 @@ std::vector<RealOp> group_calls(const KinetoEvents& k, const KernelClassTable& t
       RealOp r;
       r.op = c.name == 0 ? "(no CPU op)" : k.strings[c.name];
       r.dims = k.strings[c.dims];
+      r.dtype = k.strings[c.dtype];
       r.pass = c.pass;
       r.cls = class_label(table, c.cls);
       if (table.class_of(c.cls).name == "gemm") r.gemm = gemm_shape(r.op, r.dims);

@@ -26,6 +26,7 @@ struct KernelStat {
 struct RealOp {
   std::string op;            // "aten::mm"; "(no CPU op)" when the launch is not inside one
   std::string dims;          // Input Dims text ("" when not recorded)
+  std::string dtype;         // its first input's type ("float", "c10::BFloat16"; "" when not recorded)
   std::string pass;          // "forward", "backward" (an autograd function encloses it) or "optimizer"
   std::string cls;           // class/subclass of its kernels
   int64_t calls = 0;         // per trace

@@ -73,7 +73,20 @@ Comparison compare_runs(const CompareOptions& o) {
   c.classes = table.classes();
   c.classes_path = o.kernel_classes;
   c.top_n = o.top_n;
-  c.real = load_real(o.real, table, c);
+  std::string real = o.real;
+  std::error_code ec;
+  if (!o.more_real.empty() || std::filesystem::is_directory(o.real, ec)) {
+    std::vector<std::string> paths = {o.real};
+    paths.insert(paths.end(), o.more_real.begin(), o.more_real.end());
+    for (const auto& p : paths) {
+      if (is_log(p)) throw common::ConfigError(p, "", "a Megatron-LM log cannot be one of several rank traces");
+    }
+    const auto files = rank_trace_files(paths);
+    c.ranks = load_rank_summaries(files, table);
+    if (c.ranks.size() > 1) c.straggler = find_straggler(c.ranks, table.classes());
+    real = c.ranks.front().path;  // the lowest rank is compared op by op
+  }
+  c.real = load_real(real, table, c);
   c.ours = load_simulated_run(o.ours, RankChoice{o.rank, c.real.rank}, table);
   c.ours_step = ours_step(c.ours);
   if (c.real.insight) c.ops = align_ops(c.ours, *c.real.insight);

@@ -13,13 +13,15 @@
 #include "engine/report/kineto_insight.hpp"
 #include "engine/report/megatron_log.hpp"
 #include "engine/report/simulated_trace.hpp"
+#include "engine/report/trace_compare_ranks.hpp"
 #include "engine/report/step_breakdown.hpp"
 
 namespace simumax::report {
 
 struct CompareOptions {
   std::string ours;            // our trace.json, summary.json, or run folder
-  std::string real;            // a Kineto trace (.json / .json.gz), or a Megatron-LM log (.log / .txt)
+  std::string real;            // a Kineto trace (.json / .json.gz), a folder of rank traces, or a Megatron-LM log
+  std::vector<std::string> more_real;  // more rank traces (or folders) of the same run
   std::string kernel_classes;  // the classification table file
   std::optional<int64_t> rank; // our rank to compare; default: the real trace's rank when ours has it, else the lowest
   size_t top_n = 10;           // rows of the top-kernel and per-op tables (the JSON has every op)
@@ -60,6 +62,8 @@ struct Comparison {
   bool median = false;           // the summary row is the median (a log), else the mean (profiled steps)
   std::string steady_state;      // a log: which iterations make the steady state (SteadyState::description)
   std::vector<OpMatch> ops;      // our ops against the real trace's (empty without both)
+  std::vector<RankSummary> ranks;  // several rank traces: each rank's mean step (the lowest rank is `real`)
+  std::optional<Straggler> straggler;
   size_t top_n = 10;
 };
 

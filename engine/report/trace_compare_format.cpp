@@ -164,6 +164,7 @@ std::string comparison_table(const Comparison& c) {
     out += metric_table(c, "kernels per step (ours: tasks), by class, then comm kernels by type", false, "%.0f",
                                [&](const StepBreakdown& s) { return count_metrics(s, c.classes, types); });
   }
+  if (c.straggler) out += ranks_table(c.ranks, *c.straggler, c.classes);
   return out + insight_tables(c) + memory_table(c);
 }
 

@@ -190,6 +190,20 @@ std::string comparison_json(const Comparison& c) {
   j["real"] = real_json(c);
   j["comparison"] = rows;
   if (c.real.insight) j["ops"] = ops_json(c);
+  if (c.straggler) {
+    OJson ranks = OJson::array();
+    for (const auto& r : c.ranks) {
+      OJson one = {{"path", r.path}, {"rank", r.rank}, {"steps", r.steps}, {"busy_ms", r.busy_ms}};
+      one["mean_step"] = step_json(r.mean, c.classes);
+      ranks.push_back(one);
+    }
+    j["ranks"] = ranks;
+    const Straggler& s = *c.straggler;
+    j["straggler"] = {{"rank", s.rank}, {"path", s.path}, {"busy_ms", s.busy_ms},
+                      {"median_busy_ms", s.median_busy_ms}, {"straggler_ratio", s.ratio},
+                      {"phase", s.phase.empty() ? OJson(nullptr) : OJson(s.phase)},
+                      {"phase_excess_ms", s.phase_excess_ms}};
+  }
   j["memory"] = memory_json(c);
   return j.dump(2) + "\n";
 }

@@ -46,6 +46,29 @@ TEST(KinetoCollectives, CpuOpNamesOfEveryPyTorchVersion) {
   }
 }
 
+// The chain of CPU ops around a launch: nested ops, a sibling that ended before it, another thread's op.
+TEST(KinetoCollectives, CpuOpIndexFindsTheInnermostEnclosingOpAndItsAncestors) {
+  const std::vector<CpuOp> ops = {
+      {0, 100, 1, 1, 1, 0, 0, 0},   // 0: outer
+      {10, 40, 1, 1, 2, 0, 0, 0},   // 1: a sibling that ends before 50
+      {45, 90, 1, 1, 3, 0, 0, 0},   // 2: holds the launch
+      {50, 60, 1, 1, 4, 0, 0, 0},   // 3: innermost
+      {50, 60, 1, 2, 5, 0, 0, 0},   // 4: another thread
+      {45, 90, 2, 1, 6, 0, 0, 0},   // 5: another process
+  };
+  const CpuOpIndex index(ops);
+  EXPECT_EQ(index.innermost(1, 1, 52, 3), 3);
+  EXPECT_EQ(index.parent(3), 2);
+  EXPECT_EQ(index.parent(2), 0);
+  EXPECT_EQ(index.parent(0), -1);
+  EXPECT_EQ(index.innermost(1, 1, 58, 5), 2);  // runs past op 3's end
+  EXPECT_EQ(index.innermost(1, 1, 42, 1), 0);  // after the sibling, before op 2
+  EXPECT_EQ(index.innermost(1, 1, 150, 1), -1);
+  EXPECT_EQ(index.innermost(1, 3, 52, 1), -1);
+  EXPECT_EQ(index.innermost(1, 2, 52, 1), 4);
+  EXPECT_EQ(index.innermost(2, 1, 52, 1), 5);
+}
+
 std::map<std::string, int64_t> counts(const nlohmann::json& j) {
   std::map<std::string, int64_t> m;
   for (const auto& [k, v] : j.items()) m[k] = v.get<int64_t>();

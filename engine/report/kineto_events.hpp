@@ -1,6 +1,6 @@
 // The events of a PyTorch profiler (Kineto) trace that compare and calibrate use, read once into compact arrays:
 // GPU work, the CUDA runtime calls that launched it, the CPU ops around those calls, and the ProfilerStep#N ranges.
-// kineto_trace (steps), kineto_collectives (NCCL types) and kineto_ops (per-op table) all read this.
+// kineto_trace (steps), kineto_collectives (NCCL types) and kineto_insight (per-op table) all read this.
 #pragma once
 
 #include <cstdint>

@@ -174,6 +174,45 @@ TEST(Calibrate, RefusesALogItCannotPair) {
   EXPECT_NE(r.err.find("expected SCENARIO=LOG"), std::string::npos) << r.err;
 }
 
+// calibrate --trace: the real 8-GPU trace's GEMM shapes into a100's matmul table, every base entry kept
+// (engine/calibrate/trace_evidence_test.cpp checks the 2 % reproduction of the real times).
+TEST(Calibrate, LearnsGemmEfficienciesFromARealTrace) {
+  const fs::path dir = scratch("trace");
+  const std::string out = (dir / "a100_from_trace.json").string();
+  const auto r = run_cli({"calibrate", "--trace", SIMUMAX_SHARED_DIR "/traces/kineto/train_8gpu_rank3.json.gz",
+                          "--system", "platforms/a100_pcie.json", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("from 1776 of 1776 GEMM calls; 0 without a shape"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not learnt: attention"), std::string::npos) << r.out;
+  const auto base = nlohmann::json::parse(read_file("platforms/a100_pcie.json"));
+  const auto learnt = nlohmann::json::parse(read_file(out));
+  const auto& table = learnt["accelerator"]["op"]["matmul"]["accurate_efficient_factor"];
+  for (const auto& [key, v] : base["accelerator"]["op"]["matmul"]["accurate_efficient_factor"].items()) {
+    EXPECT_EQ(table[key], v) << key;
+  }
+  EXPECT_GT(table.size(), base["accelerator"]["op"]["matmul"]["accurate_efficient_factor"].size());
+  EXPECT_TRUE(table.contains("b=1, m=1024, k=1705, n=512, layout=TN, accumulate=False, out_dtype=fp32"));
+  EXPECT_EQ(learnt["networks"], base["networks"]);
+  // The written config runs.
+  const auto s = summary_of({"run", "--model", "models/llama3-8b.json", "--strategy",
+                             SIMUMAX_SHARED_DIR "/simumax-configs/strategy/tp1_pp2_dp4_mbs1.json", "--system", out},
+                            dir / "run");
+  EXPECT_GT(s["step_time_ms"].get<double>(), 0);
+}
+
+TEST(Calibrate, TraceWithoutShapesOrSystemIsRefused) {
+  const fs::path dir = scratch("trace_bad");
+  auto r = run_cli({"calibrate", "--trace", SIMUMAX_SHARED_DIR "/traces/kineto/resnet_2gpu_rank0.json.gz", "--system",
+                    "platforms/a100_pcie.json", "-o", (dir / "x.json").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("record_shapes=True"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "x.json"));
+  r = run_cli({"calibrate", "--trace", SIMUMAX_SHARED_DIR "/traces/kineto/train_8gpu_rank3.json.gz", "-o",
+               (dir / "x.json").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--trace needs --system BASE.json"), std::string::npos) << r.err;
+}
+
 TEST(Calibration, DerateOutsideItsPhysicalRangeIsAConfigError) {
   const fs::path dir = scratch("range");
   const std::string sys = b200_with_calibration(dir, {{"compute_derate", 0.9}});

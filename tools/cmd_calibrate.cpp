@@ -7,6 +7,9 @@
 #include <set>
 
 #include "engine/calibrate/calibrate.hpp"
+#include "engine/calibrate/trace_evidence.hpp"
+#include "engine/config/scenario.hpp"
+#include "engine/report/kineto_trace.hpp"
 #include "engine/common/error.hpp"
 #include "engine/config/validation_case.hpp"
 #include "engine/report/calibrated_system.hpp"
@@ -20,6 +23,9 @@ namespace simumax::tools {
 namespace {
 
 struct CalibrateArgs {
+  std::vector<std::string> traces;  // real profiler traces (the GEMM-efficiency evidence)
+  std::string system;               // with --trace: the base system config
+  std::string kernel_classes;
   std::vector<std::string> paths;
   std::vector<std::string> logs;  // SCENARIO=LOG
   std::string shared_dir;
@@ -30,18 +36,17 @@ struct CalibrateArgs {
 
 // Megatron logs "elapsed time per iteration" averaged over each log interval; the first interval holds the
 // warm-up (allocator growth, NCCL set-up, first-iteration compilation), so the steady step is the median of the
-// others.
+// steady state (report::steady_state, the same as compare's).
 double steady_step_ms(const std::string& log_path) {
   const report::MegatronLog log = report::load_megatron_log(log_path);
   if (log.iterations.size() < 2) {
     throw common::ConfigError(log_path, "", "has one \"elapsed time per iteration\" record; calibrate needs at "
                                             "least two (the first, with the warm-up, is not used)");
   }
-  std::vector<double> ms;
-  for (size_t i = 1; i < log.iterations.size(); ++i) ms.push_back(log.iterations[i].elapsed_ms);
-  std::sort(ms.begin(), ms.end());
-  const size_t n = ms.size();
-  return n % 2 == 1 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  const report::SteadyState s = report::steady_state(log.iterations);
+  std::fprintf(stderr, "%s: steady state %s: min %.1f, median %.1f, max %.1f ms\n", log_path.c_str(),
+               s.description(log.iterations).c_str(), s.min_ms, s.median_ms, s.max_ms);
+  return s.median_ms;
 }
 
 std::vector<calibrate::Case> load_cases(const CalibrateArgs& a) {
@@ -146,6 +151,72 @@ int do_calibrate(const CalibrateArgs& a) {
   return 0;
 }
 
+void print_trace_evidence(const calibrate::TraceEvidence& e, double peak_tflops) {
+  std::printf("%-84s %-7s %6s %10s %8s %6s\n", "matmul shape key", "pass", "calls", "median us", "TFLOPS", "eff.");
+  for (const auto& g : e.gemm) {
+    std::printf("%-84s %-7s %6lld %10.1f %8.2f %6.3f\n", g.key.c_str(), g.pass.c_str(),
+                static_cast<long long>(g.calls), g.median_us, g.efficiency * peak_tflops, g.efficiency);
+  }
+  std::map<std::string, int> by_pass;
+  for (const auto& g : e.gemm) ++by_pass[g.pass];
+  std::printf("\nlearnt %zu matmul shapes (%d forward, %d dgrad, %d wgrad) from %lld of %lld GEMM calls",
+              e.gemm.size(), by_pass["forward"], by_pass["dgrad"], by_pass["wgrad"],
+              static_cast<long long>(e.gemm_calls - e.gemm_calls_unshaped), static_cast<long long>(e.gemm_calls));
+  std::printf("; %lld without a shape (no Input Dims, an op with no known GEMM shape, or no input type)\n",
+              static_cast<long long>(e.gemm_calls_unshaped));
+  std::printf("not learnt: attention (%lld attention calls; their shapes are not in the trace's Input Dims), "
+              "collective bus bandwidth (not implemented yet: the network tiers are kept as they are)\n",
+              static_cast<long long>(e.attention_calls));
+}
+
+int do_calibrate_traces(const CalibrateArgs& a) {
+  if (a.system.empty()) {
+    throw common::UsageError("--trace needs --system BASE.json: the system config whose matmul peak the learnt "
+                             "efficiencies are relative to, and that they are written into");
+  }
+  if (!a.paths.empty() || !a.logs.empty()) {
+    throw common::UsageError("calibrate: give traces (--trace) or step times (cases, --log), not both in one run: "
+                             "learn the shapes from the traces first, then fit step times with the config it writes");
+  }
+  const config::SystemConfig sys = config::load_system_file(a.system);
+  const auto matmul = sys.op.find("matmul");
+  if (matmul == sys.op.end()) {
+    throw common::ConfigError(a.system, "/accelerator/op/matmul", "missing: the learnt efficiencies are relative "
+                                                                  "to its tflops");
+  }
+  const report::KernelClassTable table =
+      report::KernelClassTable::load(a.kernel_classes.empty() ? default_kernel_classes() : a.kernel_classes);
+  std::map<std::string, calibrate::GemmEntry> entries;
+  std::map<std::string, std::vector<double>> calls;
+  calibrate::TraceEvidence evidence;
+  for (const auto& t : a.traces) {
+    const report::KinetoProfile p = report::load_kineto_trace(t, table);
+    if (!p.insight.shapes_recorded) {
+      std::fprintf(stderr, "warning: %s: no Input Dims: profile with torch.profiler.profile(record_shapes=True) "
+                           "to learn GEMM shapes\n", t.c_str());
+    }
+    calibrate::add_trace(t, p.insight, entries, calls, evidence);
+  }
+  evidence = calibrate::finish(std::move(entries), calls, std::move(evidence), matmul->second.tflops);
+  print_trace_evidence(evidence, matmul->second.tflops);
+  if (evidence.gemm.empty()) {
+    throw common::ConfigError(a.traces.front(), "", "no GEMM call with a shape and an input type: nothing to learn "
+                                                    "(profile with torch.profiler.profile(record_shapes=True))");
+  }
+  std::map<std::string, double> eff;
+  for (const auto& g : evidence.gemm) {
+    eff[g.key] = g.efficiency;
+    if (g.efficiency > 1) {
+      std::fprintf(stderr, "warning: %s runs at %.2f x the matmul peak of %s (%g TFLOPS): is the peak for this "
+                           "dtype?\n", g.key.c_str(), g.efficiency, a.system.c_str(), matmul->second.tflops);
+    }
+  }
+  report::write_file_atomically(a.out, report::system_with_efficiencies(a.system, "matmul", eff));
+  std::printf("wrote %s (%s with %zu matmul entries added or replaced, every other entry kept)\n", a.out.c_str(),
+              a.system.c_str(), eff.size());
+  return 0;
+}
+
 }  // namespace
 
 std::function<int()> add_calibrate(CLI::App& app) {
@@ -153,6 +224,12 @@ std::function<int()> add_calibrate(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "calibrate", "fit a machine's parameters to real runs and write a calibrated system config");
   sub->add_option("cases", args->paths, "validation case files or folders (schema: shared/validation/README.md)");
+  sub->add_option("--trace", args->traces, "a real PyTorch profiler trace (.json/.json.gz, record_shapes=True): "
+                                           "learn each GEMM shape's efficiency into --system's matmul table "
+                                           "(repeatable)");
+  sub->add_option("--system", args->system, "with --trace: the base system config the learnt entries go into");
+  sub->add_option("--kernel-classes", args->kernel_classes, "with --trace: the kernel class table (default: as "
+                                                            "compare's)");
   sub->add_option("--log", args->logs, "SCENARIO=LOG: a scenario and the Megatron-LM log of its real run "
                                        "(steady step: median of the logged intervals after the first)");
   sub->add_option("-o,--out", args->out, "the calibrated system config to write (SimuMax schema + \"calibration\")")
@@ -165,8 +242,10 @@ std::function<int()> add_calibrate(CLI::App& app) {
   sub->add_flag("!--no-leave-out", args->leave_out, "skip the leave-one-family-out check (faster)");
   return [sub, args]() {
     if (!sub->parsed()) return -1;
+    if (!args->traces.empty()) return do_calibrate_traces(*args);
     if (args->paths.empty() && args->logs.empty()) {
-      throw common::UsageError("calibrate: give validation cases, or --log SCENARIO=LOG pairs");
+      throw common::UsageError("calibrate: give validation cases, --log SCENARIO=LOG pairs, or --trace TRACE "
+                               "--system BASE.json");
     }
     return do_calibrate(*args);
   };

@@ -31,9 +31,9 @@ struct TraceCase {
 const TraceCase kTraces[] = {
     {"resnet_2gpu_rank0.json.gz", 0, 3, "ProfilerStep#4", 10.163762, (222.054812 + 219.732155 + 218.764039) / 3,
      "broadcast"},
-    {"train_128gpu_rank0_sampled.json.gz", 0, 2, "ProfilerStep#551", 166.037, (606.564 + 597.912) / 2, "send_recv"},
+    {"train_128gpu_rank0_sampled.json.gz", 0, 2, "ProfilerStep#551", 166.037, (606.564 + 597.912) / 2, "all_to_all"},
     {"train_16gpu_rank0.json.gz", 0, 5, "ProfilerStep#550", 31.212,
-     (216.289 + 215.568 + 216.517 + 216.211 + 212.515) / 5, "send_recv"},
+     (216.289 + 215.568 + 216.517 + 216.211 + 212.515) / 5, "reduce_scatter"},
     {"train_8gpu_rank3.json.gz", 3, 6, "ProfilerStep#1009", 9.704,
      (75.530 + 76.908 + 76.271 + 76.819 + 78.434 + 79.479) / 6, "all_reduce"},
 };
@@ -73,6 +73,29 @@ TEST_P(CompareCli, RealTraceAgainstOurTrace) {
   EXPECT_NEAR(total["real"].get<double>(), t.mean_total_ms, 1e-6);
   EXPECT_DOUBLE_EQ(total["ours"].get<double>(), 2.0);
   EXPECT_NEAR(total["error_pct"].get<double>(), (2.0 - t.mean_total_ms) / t.mean_total_ms * 100, 1e-9);
+  // The HTA-style tables, and every op of ours lined up (ours_trace.json's rank has 10 tasks, or 1 on rank 0).
+  EXPECT_NE(r.out.find("real kernels (ms per step)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("main stream idle (ms per step)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ours vs real, op by op"), std::string::npos) << r.out;
+  EXPECT_EQ(j["ops"].size(), t.our_rank == 3 ? 10u : 1u);
+  EXPECT_EQ(j["real"]["insight"]["top_kernels"].size(), 10u);
+  EXPECT_GT(j["real"]["nccl_kernels"]["typed_by_cpu_op"][t.comm_type].get<int>(), 0);
+}
+
+// The 8-GPU trace's 42 SendRecv kernels are all-to-alls; --top trims the tables, never the JSON.
+TEST(CompareCli, NcclKernelsTypedByTheirCpuOpAndTopN) {
+  CliResult r;
+  const auto j = run_json({"compare", kOurs, kKineto + "train_8gpu_rank3.json.gz", "--top", "3"}, r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("top 3 real kernels"), std::string::npos) << r.out;
+  EXPECT_EQ(j["real"]["nccl_kernels"]["typed_by_cpu_op"],
+            nlohmann::json::parse(R"({"all_reduce": 18, "all_to_all": 42})"));
+  EXPECT_EQ(j["real"]["nccl_kernels"]["retyped"], 42);
+  EXPECT_EQ(j["real"]["insight"]["top_kernels"].size(), 3u);
+  EXPECT_EQ(j["real"]["insight"]["gemm_calls_shaped"], 1776);
+  size_t shaped = 0;
+  for (const auto& op : j["real"]["insight"]["ops"]) shaped += op.contains("gemm") ? op["calls"].get<size_t>() : 0;
+  EXPECT_EQ(shaped, 1776u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shared, CompareCli, ::testing::ValuesIn(kTraces),
@@ -97,12 +120,44 @@ TEST(CompareCli, MegatronLogAgainstRunFolder) {
   EXPECT_NE(r.out.find("memory (GiB)"), std::string::npos) << r.out;
   EXPECT_EQ(j["real"]["kind"], "megatron log");
   const auto& mean = j["comparison"].back();
+  EXPECT_EQ(mean["real_step"], "median");
   EXPECT_EQ(mean["steps_averaged"], 2);  // iteration 1 is start-up
+  EXPECT_EQ(mean["steady_state"], "iterations 2-3 (2 records; the first skipped as warm-up)");
+  EXPECT_EQ(mean["real_total_ms"]["min"], 12900.5);
+  EXPECT_EQ(mean["real_total_ms"]["max"], 12936.1);
   EXPECT_DOUBLE_EQ(mean["metrics"]["total_ms"]["real"].get<double>(), (12936.1 + 12900.5) / 2);
+  EXPECT_NE(r.out.find("steady state: iterations 2-3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("min of 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("max of 2"), std::string::npos) << r.out;
   // Ours: 15 GiB allocated; real: rank 2's 17000.50 MiB, the largest.
   const auto& alloc = j["memory"]["peak_alloc_bytes"];
   EXPECT_DOUBLE_EQ(alloc["real"].get<double>(), 17000.5 * 1024 * 1024);
   EXPECT_NEAR(alloc["error_pct"].get<double>(), (15.0 * 1024 - 17000.5) / 17000.5 * 100, 1e-9);
+}
+
+// Two ranks of one step (tests/data/compare/ranks): rank 1's GEMM runs 300 us longer. By hand: rank 0 busy
+// 0.7 ms (GEMM 0.4, elementwise 0.1, all-reduce 0.2 exposed), rank 1 busy 1.0 ms; median 0.85; ratio 1/0.85.
+TEST(CompareCli, AFolderOfRankTracesFindsTheStraggler) {
+  CliResult r;
+  const auto j = run_json({"compare", kOurs, "tests/data/compare/ranks"}, r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(j["ranks"].size(), 2u);
+  EXPECT_NEAR(j["ranks"][0]["busy_ms"].get<double>(), 0.7, 1e-9);
+  EXPECT_NEAR(j["ranks"][1]["busy_ms"].get<double>(), 1.0, 1e-9);
+  const auto& s = j["straggler"];
+  EXPECT_EQ(s["rank"], 1);
+  EXPECT_NEAR(s["median_busy_ms"].get<double>(), 0.85, 1e-9);
+  EXPECT_NEAR(s["straggler_ratio"].get<double>(), 1.0 / 0.85, 1e-9);
+  EXPECT_EQ(s["phase"], "gemm");
+  EXPECT_NEAR(s["phase_excess_ms"].get<double>(), 0.15, 1e-9);
+  EXPECT_EQ(j["real"]["rank"], 0);  // the lowest rank is compared op by op
+  EXPECT_NE(r.out.find("slowest rank: 1"), std::string::npos) << r.out;
+  // The same two files named one by one.
+  CliResult r2;
+  const auto j2 = run_json({"compare", kOurs, "tests/data/compare/ranks/rank1.json",
+                            "tests/data/compare/ranks/rank0.json"}, r2);
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  EXPECT_EQ(j2["straggler"], j["straggler"]);
 }
 
 struct ErrorCase {
@@ -135,6 +190,13 @@ const std::vector<ErrorCase>& error_cases() {
        "error: tests/data/compare/bad_classes.json: /rules/1/class: \"gem\" is not a declared class; declared: gemm, "
        "comm"},
       {"MissingArgument", {"compare", kOurs}, "error: real is required"},
+      {"SameRankTwice", {"compare", kOurs, "tests/data/compare/ranks/rank0.json", "tests/data/compare/ranks/rank0.json"},
+       "error: tests/data/compare/ranks/rank0.json: /distributedInfo/rank: rank 0 again (also in "
+       "tests/data/compare/ranks/rank0.json)"},
+      {"FolderWithoutTraces", {"compare", kOurs, "docs", "tests/data/compare/ranks"},
+       "error: docs: no trace (.json or .json.gz) in this folder"},
+      {"LogTimeNotANumber", {"compare", kOurs, "tests/data/compare/nan_time.log"},
+       "error: tests/data/compare/nan_time.log: line 2: elapsed time per iteration (ms) must be a finite number > 0"},
   };
   return c;
 }

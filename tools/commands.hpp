@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -15,5 +16,9 @@ std::function<int()> add_platform(CLI::App& app);
 std::function<int()> add_bench(CLI::App& app, const char* argv0);
 std::function<int()> add_compare(CLI::App& app);
 std::function<int()> add_search(CLI::App& app, const char* argv0);
+
+// The kernel class table compare and calibrate --trace use by default: $SIMUMAX_KERNEL_CLASSES, else the source
+// tree's data/kernel_classes.json.
+std::string default_kernel_classes();
 
 }  // namespace simumax::tools

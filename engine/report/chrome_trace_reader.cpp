@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <istream>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -42,15 +44,20 @@ class Handler : public nlohmann::json_sax<Json> {
   bool null() override { return true; }
   bool boolean(bool) override { return true; }
   bool number_integer(number_integer_t v) override { return integer(static_cast<int64_t>(v)); }
-  bool number_unsigned(number_unsigned_t v) override { return integer(static_cast<int64_t>(v)); }
+  bool number_unsigned(number_unsigned_t v) override {
+    if (v > static_cast<number_unsigned_t>(std::numeric_limits<int64_t>::max())) {
+      return number_float(static_cast<double>(v), {});
+    }
+    return integer(static_cast<int64_t>(v));
+  }
   bool number_float(number_float_t v, const string_t&) override {
     Scalar s;
     s.is_number = true;
     s.number = v;
-    // Outside int64's range (1e300, nan) the cast is undefined behaviour: such a number is simply not integral.
-    const bool in_range = v >= -0x1p63 && v < 0x1p63;
-    s.integer = in_range ? static_cast<int64_t>(v) : 0;
-    s.integral = in_range && static_cast<double>(s.integer) == v;
+    // Converting a double outside int64 is undefined: such a number is no integer here.
+    constexpr double kLimit = 9.2e18;
+    s.integral = std::abs(v) < kLimit && std::trunc(v) == v;
+    s.integer = s.integral ? static_cast<int64_t>(v) : 0;
     return value(s);
   }
   bool string(string_t& v) override {
@@ -66,13 +73,15 @@ class Handler : public nlohmann::json_sax<Json> {
   bool start_object(std::size_t) override { return open(true); }
   bool start_array(std::size_t) override { return open(false); }
   bool end_object() override {
+    if (in_dims()) event_.input_dims += '}';
     if (in_events() && stack_.size() == events_depth_ + 1) {
       // A complete event is a span of time: without a finite start and a duration >= 0 no breakdown is right.
       if (event_.ph == "X" && !(has_ts_ && has_dur_ && std::isfinite(event_.ts_us) && std::isfinite(event_.dur_us) &&
                                 event_.dur_us >= 0)) {
-        bad_event_ = info_.events;
-        return false;
+        return refuse("a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0");
       }
+      if (!id_ok_) return refuse(id_problem_);
+      event_.index = info_.events;
       ++info_.events;
       on_event_(event_);
     }
@@ -80,6 +89,10 @@ class Handler : public nlohmann::json_sax<Json> {
     return true;
   }
   bool end_array() override {
+    if (dims_depth_ > 0 && stack_.size() >= dims_depth_) {
+      event_.input_dims += ']';
+      if (stack_.size() == dims_depth_) dims_depth_ = 0;
+    }
     if (in_events() && stack_.size() == events_depth_) events_done_ = true;
     stack_.pop_back();
     return true;
@@ -91,8 +104,11 @@ class Handler : public nlohmann::json_sax<Json> {
   }
 
   bool found_events() const { return events_depth_ > 0; }
-  // The index of a complete event without a usable ts or dur (reading stopped there), or -1.
+  // The index of an event refused (reading stopped there), or -1, and why.
   int64_t bad_event() const { return bad_event_; }
+  const std::string& bad_event_reason() const { return bad_reason_; }
+  // A distributedInfo field outside an int ("" when none).
+  const std::string& bad_info() const { return bad_info_; }
   // The JSON pointer of the event list: "/traceEvents" under the root object, "" for a bare array.
   std::string events_pointer() const { return events_depth_ == 2 ? "/traceEvents" : ""; }
   const ChromeTraceInfo& info() const { return info_; }
@@ -107,7 +123,28 @@ class Handler : public nlohmann::json_sax<Json> {
 
   bool in_events() const { return events_depth_ > 0 && !events_done_; }
 
+  bool refuse(const std::string& why) {
+    bad_event_ = info_.events;
+    bad_reason_ = why;
+    return false;
+  }
+
+  // Input Dims is a list of lists of integers (one per argument of the op); it is kept as compact text.
+  bool in_dims() const { return dims_depth_ > 0 && stack_.size() >= dims_depth_; }
+  void dims_separator() {
+    std::string& d = event_.input_dims;
+    if (!d.empty() && d.back() != '[') d += ',';
+  }
+
   bool open(bool object) {
+    if (!object && in_events() && stack_.size() == events_depth_ + 2 && stack_.back().key == "Input Dims" &&
+        stack_[stack_.size() - 2].key == "args") {
+      dims_depth_ = stack_.size() + 1;
+    }
+    if (in_dims() || (dims_depth_ > 0 && stack_.size() + 1 == dims_depth_)) {
+      dims_separator();
+      event_.input_dims += object ? "{" : "[";
+    }
     stack_.push_back(Frame{object, {}});
     const size_t n = stack_.size();
     if (!object && events_depth_ == 0) {
@@ -117,6 +154,7 @@ class Handler : public nlohmann::json_sax<Json> {
     if (object && in_events() && n == events_depth_ + 1) {
       event_ = ChromeEvent{};
       has_ts_ = has_dur_ = false;
+      id_ok_ = true;
     }
     return true;
   }
@@ -132,21 +170,46 @@ class Handler : public nlohmann::json_sax<Json> {
 
   bool value(const Scalar& s) {
     const size_t n = stack_.size();
+    if (in_dims()) {
+      dims_separator();
+      event_.input_dims += s.is_number && s.integral ? std::to_string(s.integer) : "?";
+      return true;
+    }
+    if (in_events() && n == events_depth_ + 3 && s.text && event_.input_type.empty() &&
+        stack_[n - 2].key == "Input type" && stack_[n - 3].key == "args" && !stack_.back().object) {
+      event_.input_type = *s.text;
+    }
     if (in_events() && n == events_depth_ + 1) {
       event_field(stack_.back().key, s);
     } else if (in_events() && n == events_depth_ + 2 && stack_[n - 2].key == "args" && stack_.back().object) {
       arg_field(stack_.back().key, s);
-    } else if (n == 2 && stack_[0].object && stack_[0].key == "distributedInfo" && s.is_number && s.integral) {
-      if (stack_[1].key == "rank") info_.rank = s.integer;
-      if (stack_[1].key == "world_size") info_.world_size = s.integer;
+    } else if (n == 2 && stack_[0].object && stack_[0].key == "distributedInfo" && s.is_number) {
+      const std::string& k = stack_[1].key;
+      if (k != "rank" && k != "world_size") return true;
+      if (!s.integral || !fits_int(s.number)) {
+        bad_info_ = k;
+        return false;
+      }
+      (k == "rank" ? info_.rank : info_.world_size) = s.integer;
     }
     return true;
   }
 
-  static void read_id(const Scalar& s, int64_t& id, bool& numeric) {
+  static bool fits_int(double v) {
+    return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+  }
+
+  // A numeric id must be an integer: a pid (a process, or a rank in our traces) of 32 bits, a tid of 64 (Kineto
+  // writes truncated 32-bit thread ids; other writers pthread ids).
+  void read_id(const Scalar& s, int64_t& id, bool& numeric, bool pid) {
     if (s.is_number) {
       id = s.integer;
       numeric = s.integral;
+      if (!s.integral || (pid && !fits_int(s.number))) {
+        id_ok_ = false;
+        id_problem_ = std::string(pid ? "\"pid\" must be an integer in the range of an int (a process id or rank)"
+                                      : "\"tid\" must be an integer of at most 64 bits");
+      }
     } else if (s.text) {
       const auto v = parse_int(*s.text);
       id = v.value_or(0);
@@ -168,8 +231,8 @@ class Handler : public nlohmann::json_sax<Json> {
     if (k == "ph" && s.text) event_.ph = *s.text;
     else if (k == "cat" && s.text) event_.cat = *s.text;
     else if (k == "name" && s.text) event_.name = *s.text;
-    else if (k == "pid") read_id(s, event_.pid, event_.pid_numeric);
-    else if (k == "tid") read_id(s, event_.tid, event_.tid_numeric);
+    else if (k == "pid") read_id(s, event_.pid, event_.pid_numeric, true);
+    else if (k == "tid") read_id(s, event_.tid, event_.tid_numeric, false);
     else if (k == "ts") event_.ts_us = as_double(s), has_ts_ = true;
     else if (k == "dur") event_.dur_us = as_double(s), has_dur_ = true;
   }
@@ -178,6 +241,9 @@ class Handler : public nlohmann::json_sax<Json> {
     if (k == "correlation" && s.is_number) event_.correlation = s.integer;
     else if (k == "stream" && s.is_number) event_.stream = s.integer;
     else if (k == "name" && s.text) event_.arg_name = *s.text;
+    else if (k == "Collective name" && s.text) event_.collective = *s.text;
+    else if (k == "flops" && s.is_number) event_.flops = s.number;
+    else if (k == "shape_key" && s.text) event_.shape_key = *s.text;
   }
 
   const std::function<void(const ChromeEvent&)>& on_event_;
@@ -186,23 +252,31 @@ class Handler : public nlohmann::json_sax<Json> {
   bool events_done_ = false;
   ChromeEvent event_;
   bool has_ts_ = false, has_dur_ = false;
+  size_t dims_depth_ = 0;  // stack size of the Input Dims array while inside it (0: not inside)
+  bool id_ok_ = true;
+  std::string id_problem_;
   int64_t bad_event_ = -1;
+  std::string bad_reason_;
+  std::string bad_info_;
   ChromeTraceInfo info_;
   size_t error_byte_ = 0;
   std::string error_;
 };
 
-// nlohmann reports a byte offset; users need the line and column.
-std::string position_of(const std::string& text, size_t byte) {
-  const size_t end = std::min(byte == 0 ? 0 : byte - 1, text.size());
-  size_t line = 1, line_start = 0;
-  for (size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
+// nlohmann reports a byte offset; users need the line and column. The text is streamed once more to find them.
+std::string position_of(const std::string& path, size_t byte) {
+  TraceStreamBuf buf(path);
+  const size_t end = byte == 0 ? 0 : byte - 1;
+  size_t line = 1, line_start = 0, i = 0;
+  for (; i < end; ++i) {
+    const auto c = buf.sbumpc();
+    if (c == std::char_traits<char>::eof()) break;
+    if (c == '\n') {
       ++line;
       line_start = i + 1;
     }
   }
-  return "line " + std::to_string(line) + ", column " + std::to_string(end - line_start + 1);
+  return "line " + std::to_string(line) + ", column " + std::to_string(i - line_start + 1);
 }
 
 // Keeps nlohmann's explanation ("syntax error while parsing value - ...") without its own position prefix.
@@ -218,16 +292,20 @@ std::string explanation(const std::string& what) {
 }  // namespace
 
 ChromeTraceInfo read_chrome_trace(const std::string& path, const std::function<void(const ChromeEvent&)>& on_event) {
-  const std::string text = read_maybe_gzip(path);
+  TraceStreamBuf buf(path);
+  std::istream in(&buf);
   Handler handler(on_event);
-  const bool ok = Json::sax_parse(text, &handler);
+  const bool ok = Json::sax_parse(in, &handler);
   if (handler.bad_event() >= 0) {
     throw common::ConfigError(path, handler.events_pointer() + "/" + std::to_string(handler.bad_event()),
-                              "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0");
+                              handler.bad_event_reason());
+  }
+  if (!handler.bad_info().empty()) {
+    throw common::ConfigError(path, "/distributedInfo/" + handler.bad_info(), "must be an integer in the range of an int");
   }
   if (!ok) {
-    if (text.empty()) throw common::ConfigError(path, "", "not a Chrome trace: the file is empty");
-    throw common::ConfigError(path, "", "invalid JSON at " + position_of(text, handler.error_byte()) + ": " +
+    if (buf.bytes_read() == 0) throw common::ConfigError(path, "", "not a Chrome trace: the file is empty");
+    throw common::ConfigError(path, "", "invalid JSON at " + position_of(path, handler.error_byte()) + ": " +
                                             explanation(handler.error()));
   }
   if (!handler.found_events()) {

@@ -23,6 +23,12 @@ struct ChromeEvent {
   int64_t correlation = -1;  // args.correlation: Kineto's link from a CUDA runtime call to the GPU work it launched
   int64_t stream = -1;       // args.stream: the CUDA stream of a GPU event
   std::string arg_name;      // args.name: the thread or process name of a metadata event
+  std::string collective;    // args["Collective name"]: PyTorch >= 2.1's record_param_comms / NCCL kernel label
+  std::string input_dims;    // args["Input Dims"] of a CPU op (record_shapes=True), compact: "[[8,1024],[1024,512]]"
+  std::string input_type;    // the first entry of args["Input type"] of a CPU op: "float", "c10::BFloat16", ...
+  double flops = -1;         // args.flops of our own task (-1: none)
+  std::string shape_key;     // args.shape_key of our own task: the efficiency-table key it was timed with
+  int64_t index = 0;         // the event's place in the event list (for messages)
 };
 
 struct ChromeTraceInfo {
@@ -34,7 +40,10 @@ struct ChromeTraceInfo {
 // Calls `on_event` for every object of the trace's event list, in file order. The file is either an object with
 // a "traceEvents" array (JSON Object Format) or a bare array of events (JSON Array Format).
 // Throws ConfigError(path, "", what) when the file cannot be read, is not JSON ("invalid JSON at line L,
-// column C: ..."), or holds no event list ("not a Chrome trace: ...").
+// column C: ..."), or holds no event list ("not a Chrome trace: ..."); ConfigError(path, "/traceEvents/<i>", what)
+// for a complete event without a finite ts or a dur >= 0, a numeric pid that is not an integer in the range of an
+// int (32 bits: a process id, or the rank in our own traces), or a numeric tid that is not an integer of 64 bits;
+// ConfigError(path, "/distributedInfo/rank" or "/distributedInfo/world_size", what) for one outside an int.
 ChromeTraceInfo read_chrome_trace(const std::string& path, const std::function<void(const ChromeEvent&)>& on_event);
 
 }  // namespace simumax::report

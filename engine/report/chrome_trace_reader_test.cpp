@@ -82,6 +82,17 @@ const BadTrace kBad[] = {
      "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0"},
     {"TimeNotANumber", R"([{"ph": "X", "name": "k", "ts": "soon", "dur": 1}])",
      "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0"},
+    // A pid is a process id or, in our traces, a rank: beyond an int it is no rank (it read as "main stream -1").
+    {"RankBeyondInt", R"([{"ph": "X", "name": "k", "pid": 3000000000, "tid": 0, "ts": 1, "dur": 1}])",
+     "\"pid\" must be an integer in the range of an int (a process id or rank)"},
+    {"RankNotAnInteger", R"([{"ph": "M", "name": "k", "pid": 1.5}])",
+     "\"pid\" must be an integer in the range of an int (a process id or rank)"},
+    {"TidBeyond64Bits", R"([{"ph": "X", "name": "k", "pid": 0, "tid": 1e30, "ts": 1, "dur": 1}])",
+     "\"tid\" must be an integer of at most 64 bits"},
+    {"TidBeyondInt64AsUnsigned", R"([{"ph": "X", "name": "k", "pid": 0, "tid": 18446744073709551615, "ts": 1,
+     "dur": 1}])", "\"tid\" must be an integer of at most 64 bits"},
+    {"DistributedRankBeyondInt", R"({"distributedInfo": {"rank": 1e12}, "traceEvents": []})",
+     "must be an integer in the range of an int"},
 };
 
 void PrintTo(const BadTrace& b, std::ostream* os) { *os << b.name; }
@@ -111,6 +122,39 @@ TEST(ChromeTraceReader, ABadEventIsNamedByItsPlace) {
   } catch (const common::ConfigError& e) {
     EXPECT_EQ(e.pointer(), "/traceEvents/1");
   }
+}
+
+TEST(ChromeTraceReader, TheBadEventsIndexAndTheDistributedFieldAreNamed) {
+  const auto pointer = [](const std::string& name, const std::string& text) {
+    try {
+      read_all(write_temp(name, text));
+    } catch (const common::ConfigError& e) {
+      return e.pointer();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(pointer("rank2.json", R"([{"ph": "M"}, {"ph": "M"}, {"ph": "X", "pid": -3e9, "ts": 1, "dur": 1}])"),
+            "/2");
+  EXPECT_EQ(pointer("ws.json", R"({"distributedInfo": {"world_size": -5e10}, "traceEvents": []})"),
+            "/distributedInfo/world_size");
+}
+
+// record_shapes=True puts each CPU op's argument shapes in args["Input Dims"]; PyTorch >= 2.1 names collectives.
+TEST(ChromeTraceReader, InputDimsAndCollectiveNameAreRead) {
+  const auto ev = read_all(write_temp("dims.json", R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 2, "ts": 0, "dur": 5,
+     "args": {"Input Dims": [[4096], [8, 1024], [1024, 4096], [], []], "Input type": ["float"]}},
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 2, "ts": 6, "dur": 5,
+     "args": {"Collective name": "allreduce", "Input Dims": [[[2, 3]]]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 2, "ts": 6, "dur": 5, "args": {"x": [[1]]}}
+  ]})"));
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_EQ(ev[0].input_dims, "[[4096],[8,1024],[1024,4096],[],[]]");
+  EXPECT_EQ(ev[0].input_type, "float");
+  EXPECT_EQ(ev[1].input_dims, "[[[2,3]]]");
+  EXPECT_EQ(ev[1].collective, "allreduce");
+  EXPECT_EQ(ev[2].input_dims, "");
+  EXPECT_EQ(ev[2].index, 2);
 }
 
 TEST(ChromeTraceReader, MissingFileAndFolder) {

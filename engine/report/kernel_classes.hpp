@@ -54,6 +54,9 @@ class KernelClassTable {
   // default class when no class has that kind).
   Classification fallback(ClassKind kind) const;
   const std::string& source() const { return source_; }
+  // The id of subclass `name`, declared now when the rules never named it (compare types NCCL kernels by the
+  // collective their CPU op called, which a user table may not list).
+  uint16_t add_subclass(const std::string& name) { return subclass_id(name); }
 
  private:
   struct Rule {

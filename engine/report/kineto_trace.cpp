@@ -1,104 +1,20 @@
 #include "engine/report/kineto_trace.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <limits>
 #include <map>
 #include <tuple>
-#include <unordered_map>
 
 #include "engine/common/error.hpp"
 #include "engine/common/logging.hpp"
-#include "engine/report/chrome_trace_reader.hpp"
+#include "engine/report/kineto_collectives.hpp"
+#include "engine/report/kineto_events.hpp"
 
 namespace simumax::report {
 
 namespace {
 
-struct CpuStep {
-  double start_us = 0, end_us = 0;
-  int64_t pid = 0;
-  std::string label;
-};
-
-struct Launch {
-  double ts_us = 0;
-  int64_t pid = 0;
-  int64_t correlation = 0;
-};
-
-struct GpuEvent {
-  TimedEvent timed;
-  int64_t stream = 0;
-  int64_t correlation = -1;
-  int step = -1;
-};
-
-struct Collected {
-  std::vector<CpuStep> steps;
-  std::vector<Launch> launches;
-  std::vector<GpuEvent> gpu;
-  ChromeTraceInfo info;
-};
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// Kineto's categories; older PyTorch wrote them capitalised ("Kernel", "Memcpy", "Runtime").
-bool is_gpu_category(const std::string& cat) {
-  const std::string c = lower(cat);
-  return c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "memcpy" || c == "memset";
-}
-
-bool is_launch_category(const std::string& cat) {
-  const std::string c = lower(cat);
-  return c == "cuda_runtime" || c == "cuda_driver" || c == "runtime";
-}
-
-Collected collect(const std::string& path, const KernelClassTable& table) {
-  Collected c;
-  // Kernel names repeat thousands of times and rules may be regexes: classify each distinct name once.
-  std::unordered_map<std::string, Classification> classified;
-  c.info = read_chrome_trace(path, [&](const ChromeEvent& e) {
-    if (e.ph != "X") return;
-    if (is_gpu_category(e.cat)) {
-      std::string key = e.cat + '\n' + e.name;
-      auto it = classified.find(key);
-      if (it == classified.end()) it = classified.emplace(std::move(key), table.classify(e.cat, e.name)).first;
-      GpuEvent g;
-      g.timed = TimedEvent{e.ts_us, e.ts_us + e.dur_us, it->second};
-      g.stream = e.stream >= 0 ? e.stream : e.tid;
-      g.correlation = e.correlation;
-      c.gpu.push_back(g);
-    } else if (is_launch_category(e.cat)) {
-      if (e.correlation >= 0) c.launches.push_back(Launch{e.ts_us, e.pid, e.correlation});
-    } else if (e.name.starts_with("ProfilerStep#") && lower(e.cat) != "gpu_user_annotation") {
-      c.steps.push_back(CpuStep{e.ts_us, e.ts_us + e.dur_us, e.pid, e.name});
-    }
-  });
-  std::sort(c.steps.begin(), c.steps.end(), [](const CpuStep& a, const CpuStep& b) { return a.start_us < b.start_us; });
-  return c;
-}
-
-// Each GPU event gets the step whose CPU range holds its launch. The launch may come from any thread of the
-// process (autograd runs the backward on its own thread), so only the time and the process are matched.
-void attribute(Collected& c) {
-  std::vector<double> starts;
-  for (const auto& s : c.steps) starts.push_back(s.start_us);
-  std::unordered_map<int64_t, int> step_of;
-  for (const auto& l : c.launches) {
-    const auto it = std::upper_bound(starts.begin(), starts.end(), l.ts_us);
-    if (it == starts.begin()) continue;
-    const int i = static_cast<int>(it - starts.begin()) - 1;
-    if (l.ts_us <= c.steps[i].end_us && l.pid == c.steps[i].pid) step_of[l.correlation] = i;
-  }
-  for (auto& g : c.gpu) {
-    const auto it = step_of.find(g.correlation);
-    if (it != step_of.end()) g.step = it->second;
-  }
-}
+using Collected = KinetoEvents;
 
 int64_t main_stream(const Collected& c, const KernelClassTable& table) {
   std::map<int64_t, double> busy;
@@ -156,14 +72,15 @@ std::vector<size_t> steps_with_work(const Collected& c, const std::vector<std::v
 
 }  // namespace
 
-KinetoProfile load_kineto_trace(const std::string& path, const KernelClassTable& table) {
-  Collected c = collect(path, table);
+KinetoProfile load_kineto_trace(const std::string& path, const KernelClassTable& shipped, size_t top_n) {
+  KernelClassTable table = shipped;
+  Collected c = read_kineto_events(path, table);
   if (c.steps.empty()) {
     throw common::ConfigError(path, "", "no ProfilerStep#N annotations found (profile with torch.profiler.schedule "
                                         "and call prof.step() every iteration)");
   }
-  attribute(c);
   KinetoProfile p;
+  p.collectives = label_collectives(c, table);
   p.path = path;
   p.rank = c.info.rank;
   p.world_size = c.info.world_size;
@@ -171,6 +88,7 @@ KinetoProfile load_kineto_trace(const std::string& path, const KernelClassTable&
   const auto owned = owned_events(c, p.unattributed_events);
   const auto kept = steps_with_work(c, owned, path);
   p.main_stream = main_stream(c, table);
+  p.insight = analyse_trace(c, table, p.main_stream, top_n);
   const std::vector<double> starts = window_starts(c, p.main_stream);
   // The last step has no next step to end it: it ends when the last event it launched does.
   double last_end = starts[kept.back()];

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "engine/report/kernel_classes.hpp"
+#include "engine/report/kineto_collectives.hpp"
+#include "engine/report/kineto_insight.hpp"
 #include "engine/report/step_breakdown.hpp"
 
 namespace simumax::report {
@@ -19,14 +21,18 @@ struct KinetoProfile {
   int64_t gpu_events = 0;             // kernels, memcpys and memsets in the trace
   int64_t unattributed_events = 0;    // GPU events no profiled step launched (work queued before the first step)
   int64_t main_stream = -1;           // the stream with the most compute time: it delimits the steps on the GPU
+  CollectiveLabels collectives;       // the trace's NCCL kernels typed by the CPU op that launched them
+  TraceInsight insight;               // top kernels, ops with shapes, launch statistics, idle split
 };
 
+// NCCL kernels are typed by the collective their CPU op called (kineto_collectives.hpp), not by their name.
 // Steps: the CPU-side ProfilerStep#N annotations. A GPU event belongs to the step whose time range contains the
 // CUDA runtime call that launched it (matched by args.correlation); a step's window on the GPU runs from its first
 // event on the main stream to the next step's (the last step: to its last event's end), and the breakdown counts
 // everything that runs in that window. docs/compare.md explains why.
 // Throws ConfigError(path, "", what) for an unreadable or non-trace file, a trace with no ProfilerStep#N
 // annotation, or one whose steps launched no GPU work.
-KinetoProfile load_kineto_trace(const std::string& path, const KernelClassTable& table);
+// `top_n`: how many kernels TraceInsight::top_kernels keeps.
+KinetoProfile load_kineto_trace(const std::string& path, const KernelClassTable& table, size_t top_n = 10);
 
 }  // namespace simumax::report

@@ -7,8 +7,10 @@
 // most compute time, and did the interval arithmetic with sorted-merge unions.
 // For the 8-GPU trace (integer µs timestamps) steps #1009 and #1010 were re-checked by brute force on a 1 µs
 // occupancy grid (compute 45.364 / 47.024, comm 16.256 / 21.122, exposed 9.704 / 12.311, idle 17.396 / 14.689).
-// NCCL kernel counts per step match the kernel names counted by grep: e.g. resnet: 15 AllReduce + 6 Broadcast
-// over 3 steps; train_16gpu: 80 SendRecv, 75 launched inside the 5 steps.
+// NCCL kernels are typed by the CPU op that launched them (kineto_collectives_test.cpp checks the whole-trace
+// counts against tests/data/compare/nccl_reference.py): e.g. resnet: 15 all_reduce + 6 broadcast over 3 steps;
+// train_16gpu: 80 kernels named SendRecv, 75 launched inside the 5 steps (45 all_to_all, 10 each of
+// reduce_scatter, all_gather, all_reduce), 5 before the first step with no launch event.
 #include "engine/report/kineto_trace.hpp"
 
 #include <gtest/gtest.h>
@@ -34,6 +36,10 @@ struct TraceExpect {
   std::vector<StepExpect> steps;
 };
 
+// Every NCCL kernel of the 16-GPU trace is named SendRecv; the CPU op that launched it gives its type.
+const std::map<std::string, int64_t> kStep16 = {{"all_gather", 2}, {"all_reduce", 2}, {"all_to_all", 9},
+                                                {"reduce_scatter", 2}};
+
 const std::vector<TraceExpect>& expectations() {
   static const std::vector<TraceExpect> e = {
       {"resnet_2gpu_rank0.json.gz", 0, 2, 3774, 0, 7,
@@ -44,26 +50,26 @@ const std::vector<TraceExpect>& expectations() {
         {"ProfilerStep#6", 218.764039, 38.720022, 22.587442, 18.856094, 0.900519, 160.431848, 1258,
          {{"all_reduce", 5}, {"broadcast", 2}}, 13.892879}}},
       {"train_128gpu_rank0_sampled.json.gz", 0, 128, 1204, 0, 7,
-       {{"ProfilerStep#551", 606.564, 106.257, 189.105, 166.037, 0.660, 334.103, 602, {{"send_recv", 5}}, 35.378},
-        {"ProfilerStep#552", 597.912, 101.159, 200.872, 164.724, 0.654, 331.854, 602, {{"send_recv", 5}}, 32.613}}},
+       {{"ProfilerStep#551", 606.564, 106.257, 189.105, 166.037, 0.660, 334.103, 602, {{"all_gather", 1}, {"all_reduce", 2}, {"all_to_all", 2}}, 35.378},
+        {"ProfilerStep#552", 597.912, 101.159, 200.872, 164.724, 0.654, 331.854, 602, {{"all_gather", 1}, {"all_reduce", 2}, {"all_to_all", 2}}, 32.613}}},
       {"train_16gpu_rank0.json.gz", 0, 16, 7747, 872, 7,
-       {{"ProfilerStep#550", 216.289, 35.988, 31.675, 31.212, 8.859, 141.198, 1375, {{"send_recv", 15}}, 20.005},
-        {"ProfilerStep#551", 215.568, 35.791, 36.190, 35.681, 9.155, 135.925, 1375, {{"send_recv", 15}}, 20.003},
-        {"ProfilerStep#552", 216.517, 36.367, 30.858, 30.422, 8.841, 141.987, 1375, {{"send_recv", 15}}, 20.000},
-        {"ProfilerStep#553", 216.211, 35.826, 37.767, 37.304, 9.019, 134.882, 1375, {{"send_recv", 15}}, 19.922},
-        {"ProfilerStep#554", 212.515, 35.454, 26.648, 26.114, 4.757, 146.715, 1375, {{"send_recv", 15}}, 20.096}}},
+       {{"ProfilerStep#550", 216.289, 35.988, 31.675, 31.212, 8.859, 141.198, 1375, kStep16, 20.005},
+        {"ProfilerStep#551", 215.568, 35.791, 36.190, 35.681, 9.155, 135.925, 1375, kStep16, 20.003},
+        {"ProfilerStep#552", 216.517, 36.367, 30.858, 30.422, 8.841, 141.987, 1375, kStep16, 20.000},
+        {"ProfilerStep#553", 216.211, 35.826, 37.767, 37.304, 9.019, 134.882, 1375, kStep16, 19.922},
+        {"ProfilerStep#554", 212.515, 35.454, 26.648, 26.114, 4.757, 146.715, 1375, kStep16, 20.096}}},
       {"train_8gpu_rank3.json.gz", 3, 8, 9450, 0, 7,
-       {{"ProfilerStep#1009", 75.530, 45.364, 16.256, 9.704, 6.942, 17.396, 1575, {{"all_reduce", 3}, {"send_recv", 7}},
+       {{"ProfilerStep#1009", 75.530, 45.364, 16.256, 9.704, 6.942, 17.396, 1575, {{"all_reduce", 3}, {"all_to_all", 7}},
          13.367},
-        {"ProfilerStep#1010", 76.908, 47.024, 21.122, 12.311, 9.948, 14.689, 1575, {{"all_reduce", 3}, {"send_recv", 7}},
+        {"ProfilerStep#1010", 76.908, 47.024, 21.122, 12.311, 9.948, 14.689, 1575, {{"all_reduce", 3}, {"all_to_all", 7}},
          13.782},
-        {"ProfilerStep#1011", 76.271, 48.105, 31.488, 14.484, 10.185, 10.612, 1575, {{"all_reduce", 3}, {"send_recv", 7}},
+        {"ProfilerStep#1011", 76.271, 48.105, 31.488, 14.484, 10.185, 10.612, 1575, {{"all_reduce", 3}, {"all_to_all", 7}},
          14.238},
-        {"ProfilerStep#1012", 76.819, 47.228, 29.164, 14.588, 8.414, 10.756, 1575, {{"all_reduce", 3}, {"send_recv", 7}},
+        {"ProfilerStep#1012", 76.819, 47.228, 29.164, 14.588, 8.414, 10.756, 1575, {{"all_reduce", 3}, {"all_to_all", 7}},
          13.850},
-        {"ProfilerStep#1013", 78.434, 47.039, 34.480, 19.110, 9.802, 9.271, 1575, {{"all_reduce", 3}, {"send_recv", 7}},
+        {"ProfilerStep#1013", 78.434, 47.039, 34.480, 19.110, 9.802, 9.271, 1575, {{"all_reduce", 3}, {"all_to_all", 7}},
          13.672},
-        {"ProfilerStep#1014", 79.479, 46.576, 31.025, 17.724, 8.197, 13.280, 1575, {{"all_reduce", 3}, {"send_recv", 7}},
+        {"ProfilerStep#1014", 79.479, 46.576, 31.025, 17.724, 8.197, 13.280, 1575, {{"all_reduce", 3}, {"all_to_all", 7}},
          13.783}}},
   };
   return e;

@@ -11,8 +11,9 @@
 namespace simumax::report {
 
 struct MegatronIteration {
-  int64_t iteration = 0;
+  int64_t iteration = 0;  // the "iteration N/M" the record ends (-1 when the line has none)
   double elapsed_ms = 0;  // Megatron's average over its log interval
+  int64_t line = 0;       // 1-based line of the log
 };
 
 struct MegatronMemory {
@@ -30,10 +31,27 @@ struct MegatronLog {
 };
 
 // Finds every record in the text, several per physical line included (ranks printing at once interleave their
-// output), whatever precedes them (timestamps, torchrun's "[default0]:" prefixes). Never throws.
-MegatronLog parse_megatron_log(std::istream& in);
+// output), whatever precedes them (timestamps, torchrun's "[default0]:" prefixes). Throws
+// ConfigError(label, "line N", what) for an iteration time or a memory figure that is not a finite number (nan,
+// inf, 1e999) or is negative (an iteration time of 0 too): a log that says so is broken, not slow.
+MegatronLog parse_megatron_log(std::istream& in, const std::string& label);
 
-// Throws ConfigError(path, "", what) when the file cannot be read or holds no "elapsed time per iteration (ms)".
+// The steady state of a log's iteration times. Megatron's first logged interval holds iteration 1's start-up
+// (allocator growth, NCCL set-up, compilation) whatever --log-interval is; it is skipped, and so is each next
+// leading record more than kWarmupFactor x the median of the records after it (warm-up may last a few intervals).
+struct SteadyState {
+  static constexpr double kWarmupFactor = 1.25;
+  size_t warmup_records = 0;  // leading records skipped
+  std::vector<size_t> used;   // indices into the iterations, in log order
+  double min_ms = 0, median_ms = 0, max_ms = 0;
+  // "iterations 4-10 (4 records; the first 2 skipped as warm-up)"
+  std::string description(const std::vector<MegatronIteration>& iterations) const;
+};
+// REQUIRES: !iterations.empty(). With one record, that record is the steady state.
+SteadyState steady_state(const std::vector<MegatronIteration>& iterations);
+
+// Throws ConfigError(path, "", what) when the file cannot be read or holds no "elapsed time per iteration (ms)",
+// and parse_megatron_log's errors.
 MegatronLog load_megatron_log(const std::string& path);
 
 }  // namespace simumax::report

@@ -42,7 +42,7 @@ TEST(MegatronLog, ParsesLinesWithoutRankOrTimestamp) {
       " iteration       10/  50000 | consumed samples:          640 | elapsed time per iteration (ms): 13105.3\n"
       "(after 10 iterations) memory (MB) | allocated: 1.5 | max allocated: 2.5 | reserved: 3 | max reserved: 4\n"
       "elapsed time per iteration (ms): 7.0 | without an iteration number\n");
-  const MegatronLog log = parse_megatron_log(in);
+  const MegatronLog log = parse_megatron_log(in, "t.log");
   ASSERT_EQ(log.iterations.size(), 2u);
   EXPECT_EQ(log.iterations[0].iteration, 10);
   EXPECT_DOUBLE_EQ(log.iterations[0].elapsed_ms, 13105.3);
@@ -54,7 +54,7 @@ TEST(MegatronLog, ParsesLinesWithoutRankOrTimestamp) {
 
 TEST(MegatronLog, IncompleteMemoryLineIsSkipped) {
   std::istringstream in("[Rank 1] (after 1 iterations) memory (MB) | allocated: 1.0 | max allocated: 2.0\n");
-  EXPECT_TRUE(parse_megatron_log(in).memory.empty());
+  EXPECT_TRUE(parse_megatron_log(in, "t.log").memory.empty());
 }
 
 TEST(MegatronLog, NoIterationLineIsAnError) {
@@ -71,20 +71,78 @@ TEST(MegatronLog, ManyRecordsOnOneLineWithoutIterationNumbers) {
   std::string text;
   for (int i = 0; i < 50000; ++i) text += "| elapsed time per iteration (ms): 1234.5 ";
   std::istringstream in(text + "\n");
-  const MegatronLog log = parse_megatron_log(in);
+  const MegatronLog log = parse_megatron_log(in, "t.log");
   ASSERT_EQ(log.iterations.size(), 50000u);
   EXPECT_EQ(log.iterations.back().iteration, -1);
   EXPECT_EQ(log.iterations.back().elapsed_ms, 1234.5);
 }
 
-TEST(MegatronLog, ATimeThatIsNoTimeIsNoRecord) {
-  std::istringstream in(
-      " iteration 1/ 3 | elapsed time per iteration (ms): nan |\n"
-      " iteration 2/ 3 | elapsed time per iteration (ms): -5 |\n"
-      " iteration 3/ 3 | elapsed time per iteration (ms): 900.0 |\n");
-  const MegatronLog log = parse_megatron_log(in);
-  ASSERT_EQ(log.iterations.size(), 1u);
-  EXPECT_EQ(log.iterations[0].iteration, 3);
+// A time or a memory figure that is no number, or negative, is refused with its line (it used to be skipped).
+TEST(MegatronLog, ANumberThatIsNoFigureIsRefusedWithItsLine) {
+  const struct {
+    const char* text;
+    const char* pointer;
+    const char* message;
+  } cases[] = {
+      {" iteration 1/ 3 | elapsed time per iteration (ms): 900.0 |\n iteration 2/ 3 | elapsed time per iteration "
+       "(ms): nan |\n",
+       "line 2", "elapsed time per iteration (ms) must be a finite number > 0"},
+      {"\n\n\n iteration 1/ 3 | elapsed time per iteration (ms): 1e999 |\n", "line 4",
+       "elapsed time per iteration (ms) must be a finite number > 0"},
+      {" iteration 1/ 3 | elapsed time per iteration (ms): -5 |\n", "line 1",
+       "elapsed time per iteration (ms) must be a finite number > 0"},
+      {" iteration 1/ 3 | elapsed time per iteration (ms): 0 |\n", "line 1",
+       "elapsed time per iteration (ms) must be a finite number > 0"},
+      {"x\n[Rank 0] (after 1 iterations) memory (MB) | allocated: 1 | max allocated: -2 | reserved: 3 | max reserved: 4\n",
+       "line 2", "memory (MB) max allocated must be a finite number >= 0"},
+      {"[Rank 0] (after 1 iterations) memory (MB) | allocated: inf | max allocated: 2 | reserved: 3 | max reserved: 4\n",
+       "line 1", "memory (MB) allocated must be a finite number >= 0"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    std::istringstream in(c.text);
+    try {
+      parse_megatron_log(in, "t.log");
+      ADD_FAILURE() << "no error";
+    } catch (const common::ConfigError& e) {
+      EXPECT_EQ(e.file(), "t.log");
+      EXPECT_EQ(e.pointer(), c.pointer);
+      EXPECT_EQ(e.message(), c.message);
+    }
+  }
+}
+
+MegatronIteration it(int64_t n, double ms) { return MegatronIteration{n, ms, n}; }
+
+// --log-interval 2: the warm-up lands in iteration 2's record (the 5124 ms against ~852 ms).
+TEST(MegatronLog, SteadyStateSkipsTheFirstRecordAndTakesTheMedian) {
+  const std::vector<MegatronIteration> its = {it(2, 5124.0), it(4, 860.0), it(6, 850.0), it(8, 852.0),
+                                              it(10, 900.0)};
+  const SteadyState s = steady_state(its);
+  EXPECT_EQ(s.warmup_records, 1u);
+  EXPECT_EQ(s.used, (std::vector<size_t>{1, 2, 3, 4}));
+  EXPECT_DOUBLE_EQ(s.median_ms, (852.0 + 860.0) / 2);
+  EXPECT_DOUBLE_EQ(s.min_ms, 850.0);
+  EXPECT_DOUBLE_EQ(s.max_ms, 900.0);
+  EXPECT_EQ(s.description(its), "iterations 4-10 (4 records; the first skipped as warm-up)");
+}
+
+TEST(MegatronLog, SteadyStateSkipsAWarmUpLongerThanOneRecord) {
+  const std::vector<MegatronIteration> its = {it(1, 9000.0), it(2, 1500.0), it(3, 1200.0), it(4, 1000.0),
+                                              it(5, 1010.0), it(6, 990.0)};
+  const SteadyState s = steady_state(its);
+  EXPECT_EQ(s.warmup_records, 2u);  // 1500 > 1.25 x 1005; 1200 < 1.25 x 1000 stays
+  EXPECT_DOUBLE_EQ(s.median_ms, 1005.0);
+  EXPECT_DOUBLE_EQ(s.max_ms, 1200.0);
+  EXPECT_EQ(s.description(its), "iterations 3-6 (4 records; the first 2 skipped as warm-up)");
+}
+
+TEST(MegatronLog, SteadyStateOfOneRecordIsThatRecord) {
+  const std::vector<MegatronIteration> its = {MegatronIteration{-1, 700.0, 12}};
+  const SteadyState s = steady_state(its);
+  EXPECT_EQ(s.warmup_records, 0u);
+  EXPECT_DOUBLE_EQ(s.median_ms, 700.0);
+  EXPECT_EQ(s.description(its), "iteration ? (line 12) (1 record)");
 }
 
 }  // namespace

@@ -25,11 +25,14 @@ struct Task {
   double start_us = 0, end_us = 0;
   int64_t rank = 0, lane = 0;
   uint32_t name = 0;
+  uint32_t shape = 0;  // index into Collected::shapes (0: none)
+  double flops = 0;
 };
 
 struct Collected {
   std::vector<Task> tasks;
   std::vector<std::string> names;
+  std::vector<std::string> shapes{std::string()};
   std::map<std::pair<int64_t, int64_t>, std::string> lane_names;
   double first_us = std::numeric_limits<double>::infinity();
   double last_us = -std::numeric_limits<double>::infinity();
@@ -37,7 +40,7 @@ struct Collected {
 
 Collected collect(const std::string& path) {
   Collected c;
-  std::unordered_map<std::string, uint32_t> ids;
+  std::unordered_map<std::string, uint32_t> ids, shape_ids;
   read_chrome_trace(path, [&](const ChromeEvent& e) {
     if (e.ph == "M" && e.name == "thread_name") {
       c.lane_names[{e.pid, e.tid}] = e.arg_name;
@@ -52,7 +55,12 @@ Collected collect(const std::string& path) {
       it = ids.emplace(e.name, static_cast<uint32_t>(c.names.size())).first;
       c.names.push_back(e.name);
     }
-    c.tasks.push_back(Task{e.ts_us, e.ts_us + e.dur_us, e.pid, e.tid, it->second});
+    uint32_t shape = 0;
+    if (!e.shape_key.empty()) {
+      shape = shape_ids.emplace(e.shape_key, static_cast<uint32_t>(c.shapes.size())).first->second;
+      if (shape == c.shapes.size()) c.shapes.push_back(e.shape_key);
+    }
+    c.tasks.push_back(Task{e.ts_us, e.ts_us + e.dur_us, e.pid, e.tid, it->second, shape, std::max(0.0, e.flops)});
   });
   if (c.tasks.empty()) {
     throw common::ConfigError(path, "", "no complete events (ph \"X\") with a duration in the trace");
@@ -103,6 +111,39 @@ Classification classify(const KernelClassTable& table, const std::string& name, 
   return table.class_of(c).kind == kind ? c : table.fallback(kind);
 }
 
+// Our tasks grouped by name (an op of a layer and pass), by total time.
+std::vector<OurOp> our_ops(const Collected& c, const std::vector<const Task*>& tasks,
+                           const std::vector<TimedEvent>& events, const KernelClassTable& table) {
+  std::map<uint32_t, size_t> op_of;
+  std::vector<OurOp> ops;
+  std::vector<std::vector<double>> durations;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const auto [it, fresh] = op_of.emplace(tasks[i]->name, ops.size());
+    if (fresh) {
+      OurOp o;
+      o.name = c.names[tasks[i]->name];
+      const std::string& cls = table.class_of(events[i].cls).name;
+      const std::string& sub = table.subclass_name(events[i].cls);
+      o.cls = sub == cls ? cls : cls + "/" + sub;
+      o.flops = tasks[i]->flops;
+      o.shape_key = c.shapes[tasks[i]->shape];
+      ops.push_back(std::move(o));
+      durations.emplace_back();
+    }
+    const double us = tasks[i]->end_us - tasks[i]->start_us;
+    ++ops[it->second].calls;
+    ops[it->second].total_ms += us * 1e-3;
+    durations[it->second].push_back(us);
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    auto& d = durations[i];
+    std::sort(d.begin(), d.end());
+    ops[i].median_us = d.size() % 2 == 1 ? d[d.size() / 2] : (d[d.size() / 2 - 1] + d[d.size() / 2]) / 2;
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const OurOp& a, const OurOp& b) { return a.total_ms > b.total_ms; });
+  return ops;
+}
+
 void read_trace(SimulatedRun& run, const RankChoice& choice, const KernelClassTable& table) {
   const Collected c = collect(run.trace_path);
   std::set<int64_t> ranks;
@@ -116,6 +157,7 @@ void read_trace(SimulatedRun& run, const RankChoice& choice, const KernelClassTa
   }
   std::map<std::pair<uint32_t, int64_t>, Classification> classified;  // (name, lane) -> class
   std::vector<TimedEvent> events;
+  std::vector<const Task*> tasks;  // beside events
   for (const auto& t : c.tasks) {
     if (t.rank != run.rank) continue;
     const auto lane = lanes.find(t.lane);
@@ -126,9 +168,11 @@ void read_trace(SimulatedRun& run, const RankChoice& choice, const KernelClassTa
       it = classified.emplace(std::make_pair(t.name, t.lane), classify(table, c.names[t.name], kind)).first;
     }
     events.push_back(TimedEvent{t.start_us, t.end_us, it->second});
+    tasks.push_back(&t);
   }
   run.step = break_down_step(events, events, c.first_us, c.last_us, table);
   run.step->label = "simulated step";
+  run.ops = our_ops(c, tasks, events, table);
 }
 
 std::optional<double> number(const nlohmann::json& j, const char* key) {

@@ -23,6 +23,17 @@
 
 namespace simumax::report {
 
+// Our tasks of one name on the chosen rank (one op of one layer and pass: "attn.linear_qkv.fwd").
+struct OurOp {
+  std::string name;
+  std::string cls;          // class/subclass through the kernel class table
+  int64_t calls = 0;
+  double total_ms = 0;
+  double median_us = 0;
+  double flops = 0;         // per call (args.flops), 0 when the trace has none
+  std::string shape_key;    // args.shape_key ("b=1, m=4096, k=4096, n=12288, layout=TN, ...")
+};
+
 struct SimulatedRun {
   std::string trace_path;                // empty when the run folder had no trace
   std::string summary_path;              // empty when there was no summary.json
@@ -30,6 +41,7 @@ struct SimulatedRun {
   std::vector<int64_t> ranks;            // the ranks the trace holds
   bool preferred_rank_missing = false;   // RankChoice::preferred was given but is not in the trace
   std::optional<StepBreakdown> step;     // from the trace
+  std::vector<OurOp> ops;                // from the trace, by total time
   std::optional<double> summary_step_ms;           // summary.json step_time_ms
   std::optional<double> peak_alloc_bytes;          // summary.json peak_alloc_bytes_max
   std::optional<double> peak_reserved_bytes;       // summary.json peak_reserved_bytes_max

@@ -54,7 +54,9 @@ StepBreakdown break_down_step(const std::vector<TimedEvent>& timed, const std::v
   for (auto& c : b.by_class) s.class_ms.push_back(covered_length(merge_intervals(std::move(c))) * kMsPerUs);
   for (auto& [type, list] : b.comm_by_type) s.comm_ms_by_type[type] = covered_length(merge_intervals(list)) * kMsPerUs;
   s.kernels = static_cast<int64_t>(owned.size());
+  s.class_kernels.assign(table.classes().size(), 0);
   for (const auto& e : owned) {
+    ++s.class_kernels[e.cls.cls];
     if (table.class_of(e.cls).kind == ClassKind::kComm) ++s.comm_kernels[table.subclass_name(e.cls)];
   }
   return s;

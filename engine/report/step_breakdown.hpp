@@ -31,6 +31,7 @@ struct StepBreakdown {
   double idle_ms = 0;             // nothing running on any stream
   std::map<std::string, double> comm_ms_by_type;  // union per comm subclass (all_reduce, send_recv, ...)
   int64_t kernels = 0;                            // events belonging to the step
+  std::vector<int64_t> class_kernels;             // the same per class, by class index
   std::map<std::string, int64_t> comm_kernels;    // comm events belonging to the step, per subclass
   std::optional<double> cpu_ms;   // the profiler's CPU-side step annotation, when there is one
 };

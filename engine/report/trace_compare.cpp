@@ -18,12 +18,19 @@ bool is_log(const std::string& path) {
   return ext == ".log" || ext == ".txt";
 }
 
-RealRun load_real(const std::string& path, const KernelClassTable& table) {
+// Megatron's first logged interval holds the start-up, and a log's records are interval averages: the log's
+// summary is the median of its steady state (SteadyState). Every profiled step counts (the profiler's warm-up
+// steps are not recorded), averaged.
+RealRun load_real(const std::string& path, const KernelClassTable& table, Comparison& c) {
   RealRun r;
   r.path = path;
   if (is_log(path)) {
     r.kind = "megatron log";
     MegatronLog log = load_megatron_log(path);
+    const SteadyState steady = steady_state(log.iterations);
+    c.averaged = steady.used;
+    c.median = true;
+    c.steady_state = steady.description(log.iterations);
     for (const auto& it : log.iterations) {
       StepBreakdown s;
       s.label = it.iteration >= 0 ? "iteration " + std::to_string(it.iteration) : "iteration ?";
@@ -35,30 +42,19 @@ RealRun load_real(const std::string& path, const KernelClassTable& table) {
     return r;
   }
   r.kind = "kineto trace";
-  KinetoProfile p = load_kineto_trace(path, table);
+  KinetoProfile p = load_kineto_trace(path, table, c.top_n);
   r.rank = p.rank;
   r.world_size = p.world_size;
   r.steps = std::move(p.steps);
   r.gpu_events = p.gpu_events;
   r.unattributed_events = p.unattributed_events;
   r.main_stream = p.main_stream;
+  r.insight = std::move(p.insight);
+  r.collectives = std::move(p.collectives);
+  for (size_t i = 0; i < r.steps.size(); ++i) c.averaged.push_back(i);
   return r;
 }
 
-// Megatron's first iterations include start-up (allocator warm-up, NCCL set-up): like the validation cases, only
-// iterations >= 2 are averaged when there are any. Every profiled step counts (the profiler's warm-up steps are
-// not recorded).
-std::vector<size_t> averaged_steps(const RealRun& r) {
-  std::vector<size_t> out;
-  for (size_t i = 0; i < r.steps.size(); ++i) {
-    const bool start_up = r.kind == "megatron log" && r.steps[i].label == "iteration 1";
-    if (!start_up) out.push_back(i);
-  }
-  if (out.empty()) {
-    for (size_t i = 0; i < r.steps.size(); ++i) out.push_back(i);
-  }
-  return out;
-}
 
 StepBreakdown ours_step(const SimulatedRun& ours) {
   if (ours.step) return *ours.step;
@@ -76,10 +72,24 @@ Comparison compare_runs(const CompareOptions& o) {
   Comparison c;
   c.classes = table.classes();
   c.classes_path = o.kernel_classes;
-  c.real = load_real(o.real, table);
+  c.top_n = o.top_n;
+  std::string real = o.real;
+  std::error_code ec;
+  if (!o.more_real.empty() || std::filesystem::is_directory(o.real, ec)) {
+    std::vector<std::string> paths = {o.real};
+    paths.insert(paths.end(), o.more_real.begin(), o.more_real.end());
+    for (const auto& p : paths) {
+      if (is_log(p)) throw common::ConfigError(p, "", "a Megatron-LM log cannot be one of several rank traces");
+    }
+    const auto files = rank_trace_files(paths);
+    c.ranks = load_rank_summaries(files, table);
+    if (c.ranks.size() > 1) c.straggler = find_straggler(c.ranks, table.classes());
+    real = c.ranks.front().path;  // the lowest rank is compared op by op
+  }
+  c.real = load_real(real, table, c);
   c.ours = load_simulated_run(o.ours, RankChoice{o.rank, c.real.rank}, table);
   c.ours_step = ours_step(c.ours);
-  c.averaged = averaged_steps(c.real);
+  if (c.real.insight) c.ops = align_ops(c.ours, *c.real.insight);
   return c;
 }
 
@@ -110,11 +120,15 @@ std::vector<std::string> comm_types(const Comparison& c) {
   return {types.begin(), types.end()};
 }
 
-std::vector<Metric> count_metrics(const StepBreakdown& s, const std::vector<std::string>& comm_types) {
+std::vector<Metric> count_metrics(const StepBreakdown& s, const std::vector<KernelClass>& classes,
+                                  const std::vector<std::string>& comm_types) {
   const auto known = [&](int64_t v) {
     return s.has_breakdown ? std::optional<double>(static_cast<double>(v)) : std::nullopt;
   };
   std::vector<Metric> m{{"kernels", known(s.kernels)}};
+  for (size_t i = 0; i < classes.size(); ++i) {
+    m.emplace_back("kernels." + classes[i].name, known(i < s.class_kernels.size() ? s.class_kernels[i] : 0));
+  }
   for (const auto& t : comm_types) {
     const auto it = s.comm_kernels.find(t);
     m.emplace_back("comm." + t, known(it == s.comm_kernels.end() ? 0 : it->second));
@@ -135,6 +149,32 @@ std::vector<Metric> mean_metrics(const std::vector<std::vector<Metric>>& sets) {
     mean[k].second = all ? std::optional<double>(sum / static_cast<double>(sets.size())) : std::nullopt;
   }
   return mean;
+}
+
+std::vector<Metric> reduce_metrics(const std::vector<std::vector<Metric>>& sets, const std::string& statistic) {
+  if (statistic == "mean") return mean_metrics(sets);
+  if (sets.empty()) return {};
+  std::vector<Metric> out = sets.front();
+  for (size_t k = 0; k < out.size(); ++k) {
+    std::vector<double> v;
+    for (const auto& set : sets) {
+      if (set[k].second) v.push_back(*set[k].second);
+    }
+    if (v.size() != sets.size()) {
+      out[k].second = std::nullopt;
+      continue;
+    }
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    if (statistic == "min") out[k].second = v.front();
+    else if (statistic == "max") out[k].second = v.back();
+    else out[k].second = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+  return out;
+}
+
+std::vector<Metric> summary_metrics(const Comparison& c, const std::vector<std::vector<Metric>>& averaged) {
+  return reduce_metrics(averaged, c.median ? "median" : "mean");
 }
 
 std::optional<double> error_pct(std::optional<double> ours, std::optional<double> real) {

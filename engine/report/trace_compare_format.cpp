@@ -62,18 +62,19 @@ std::string header_of(const std::string& key) {
   std::string h = key;
   if (h.ends_with("_ms")) h.resize(h.size() - 3);
   if (h == "exposed_comm") h = "exposed";
-  if (h.starts_with("comm.")) h = h.substr(5);
+  if (h.starts_with("kernels.")) h = h.substr(8);
   return h;
 }
 
-// One metric table: ours, then each real step with its error row, then the mean of the real steps and its error.
+// One metric table: ours, then each real step with its error row, then the summary of the real steps (mean of
+// profiled steps; min / median / max of a log's steady state) and its error.
 std::string metric_table(const Comparison& c, const std::string& title, bool with_errors, const char* format,
                          const std::function<std::vector<Metric>(const StepBreakdown&)>& metrics) {
   const std::vector<Metric> ours = metrics(c.ours_step);
   std::vector<std::vector<Metric>> real, averaged;
   for (const auto& s : c.real.steps) real.push_back(metrics(s));
   for (size_t i : c.averaged) averaged.push_back(real[i]);
-  const std::vector<Metric> mean = mean_metrics(averaged);
+  const std::vector<Metric> mean = summary_metrics(c, averaged);
   std::vector<std::vector<Metric>> all = real;
   all.push_back(ours);
   const std::vector<size_t> cols = shown_columns(all);
@@ -94,9 +95,13 @@ std::string metric_table(const Comparison& c, const std::string& title, bool wit
     g.rows.emplace_back(c.real.steps[i].label, values(real[i]));
     if (with_errors) g.rows.emplace_back("  error", errors(real[i]));
   }
-  g.rows.emplace_back("mean of " + std::to_string(averaged.size()), values(mean));
+  const std::string n = std::to_string(averaged.size());
+  if (c.median) g.rows.emplace_back("min of " + n, values(reduce_metrics(averaged, "min")));
+  g.rows.emplace_back((c.median ? "median of " : "mean of ") + n, values(mean));
   g.rows.emplace_back("  error", errors(mean));
+  if (c.median) g.rows.emplace_back("max of " + n, values(reduce_metrics(averaged, "max")));
   std::string out = title;
+  if (!c.steady_state.empty()) out += "; steady state: " + c.steady_state;
   out += "\n";
   out += g.str();
   return out;
@@ -156,10 +161,11 @@ std::string comparison_table(const Comparison& c) {
   // Counts only mean something against a real side that has them (a profiler trace, not a log).
   if (std::any_of(c.real.steps.begin(), c.real.steps.end(), [](const auto& s) { return s.has_breakdown; })) {
     out += "\n";
-    out += metric_table(c, "kernels per step (comm kernels by type)", false, "%.0f",
-                               [&](const StepBreakdown& s) { return count_metrics(s, types); });
+    out += metric_table(c, "kernels per step (ours: tasks), by class, then comm kernels by type", false, "%.0f",
+                               [&](const StepBreakdown& s) { return count_metrics(s, c.classes, types); });
   }
-  return out + memory_table(c);
+  if (c.straggler) out += ranks_table(c.ranks, *c.straggler, c.classes);
+  return out + insight_tables(c) + memory_table(c);
 }
 
 }  // namespace simumax::report

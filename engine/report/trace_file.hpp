@@ -1,7 +1,13 @@
-// Reading a trace or log file whole, inflating it when it is gzip-compressed (PyTorch writes .json.gz).
+// Reading a trace or log file, inflating it when it is gzip-compressed (PyTorch writes .json.gz): whole, or as a
+// stream (a 10 M-event trace is gigabytes of JSON, which must not sit in memory at once).
 #pragma once
 
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <streambuf>
 #include <string>
+#include <vector>
 
 namespace simumax::report {
 
@@ -9,5 +15,28 @@ namespace simumax::report {
 // Throws ConfigError(path, "", "cannot open file: <reason>") when it cannot be read, and
 // ConfigError(path, "", "corrupt gzip data: <zlib's reason>") when inflating fails.
 std::string read_maybe_gzip(const std::string& path);
+
+// The same bytes as read_maybe_gzip, as a stream buffer read in 1 MiB pieces. The constructor throws as
+// read_maybe_gzip does for a file it cannot open; reading throws ConfigError(path, "", "corrupt gzip data: ...").
+class TraceStreamBuf : public std::streambuf {
+ public:
+  explicit TraceStreamBuf(const std::string& path);
+  ~TraceStreamBuf() override;
+  TraceStreamBuf(const TraceStreamBuf&) = delete;
+  TraceStreamBuf& operator=(const TraceStreamBuf&) = delete;
+  // Bytes handed out so far (inflated bytes for gzip).
+  uint64_t bytes_read() const { return delivered_ + static_cast<uint64_t>(gptr() - eback()); }
+
+ protected:
+  int_type underflow() override;
+
+ private:
+  struct Inflater;
+  std::string path_;
+  std::ifstream in_;
+  std::unique_ptr<Inflater> gzip_;  // null for plain text
+  std::vector<char> raw_, out_;
+  uint64_t delivered_ = 0;  // bytes of the pieces before the current one
+};
 
 }  // namespace simumax::report

@@ -78,7 +78,7 @@ const std::map<std::string, Target>& targets() {
       {"megatron_log",
        [](std::string_view d) {
          std::istringstream in{std::string(d)};
-         report::parse_megatron_log(in);
+         report::parse_megatron_log(in, "in.log");
        }},
       {"kernel_classes", [](std::string_view d) { report::KernelClassTable::parse(std::string(d), "in_classes.json"); }},
   };

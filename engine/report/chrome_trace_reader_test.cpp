@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/report/trace_file.hpp"
 
 namespace simumax::report {
 namespace {
@@ -112,6 +114,29 @@ TEST_P(ChromeTraceReaderBad, ThrowsConfigErrorNamingTheFile) {
 
 INSTANTIATE_TEST_SUITE_P(Table, ChromeTraceReaderBad, ::testing::ValuesIn(kBad),
                          [](const ::testing::TestParamInfo<BadTrace>& i) { return std::string(i.param.name); });
+
+// A device is refused before reading (it used to stream without end); a summary read whole is capped.
+TEST(ChromeTraceReader, ADeviceIsNoTrace) {
+  try {
+    read_chrome_trace("/dev/zero", [](const ChromeEvent&) {});
+    FAIL() << "no error";
+  } catch (const common::ConfigError& e) {
+    EXPECT_EQ(e.message(), "is not a regular file (a device, a FIFO or a socket)");
+  }
+}
+
+// A gzip bomb read whole (a kernel-class table, a summary) stops at 256 MiB inflated instead of filling memory.
+TEST(TraceFile, AGzipBombReadWholeIsRefusedAt256MiB) {
+  const std::string bomb = ::testing::TempDir() + "bomb.json.gz";
+  ASSERT_EQ(std::system(("head -c 300000000 /dev/zero | gzip -1 > " + bomb).c_str()), 0);
+  try {
+    read_maybe_gzip(bomb);
+    FAIL() << "no error";
+  } catch (const common::ConfigError& e) {
+    EXPECT_EQ(e.message(), "is larger than 256 MiB (once inflated): not a file read whole");
+  }
+  std::remove(bomb.c_str());
+}
 
 TEST(ChromeTraceReader, ABadEventIsNamedByItsPlace) {
   const std::string path =

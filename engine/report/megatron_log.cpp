@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
 
 #include "engine/common/error.hpp"
+#include "engine/report/trace_file.hpp"
 
 namespace simumax::report {
 
@@ -172,8 +171,8 @@ std::string SteadyState::description(const std::vector<MegatronIteration>& its) 
 }
 
 MegatronLog load_megatron_log(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw common::ConfigError(path, "", std::string("cannot open file: ") + std::strerror(errno));
+  TraceStreamBuf buf(path);  // a regular file only (a FIFO would block), gzip or not, in bounded memory
+  std::istream in(&buf);
   MegatronLog log = parse_megatron_log(in, path);
   if (log.iterations.empty()) {
     throw common::ConfigError(path, "", "no Megatron-LM \"elapsed time per iteration (ms): X\" line found");

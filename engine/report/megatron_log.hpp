@@ -50,7 +50,8 @@ struct SteadyState {
 // REQUIRES: !iterations.empty(). With one record, that record is the steady state.
 SteadyState steady_state(const std::vector<MegatronIteration>& iterations);
 
-// Throws ConfigError(path, "", what) when the file cannot be read or holds no "elapsed time per iteration (ms)",
+// Reads a regular file, plain or gzip. Throws ConfigError(path, "", what) when it is not a regular file, cannot
+// be read or holds no "elapsed time per iteration (ms)",
 // and parse_megatron_log's errors.
 MegatronLog load_megatron_log(const std::string& path);
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "engine/common/error.hpp"
@@ -64,6 +65,27 @@ TEST(MegatronLog, NoIterationLineIsAnError) {
   } catch (const common::ConfigError& e) {
     EXPECT_EQ(e.message(), "no Megatron-LM \"elapsed time per iteration (ms): X\" line found");
   }
+}
+
+// A device or a FIFO is refused before reading: /dev/zero would be read without end, a FIFO would block.
+TEST(MegatronLog, ADeviceIsNoLog) {
+  try {
+    load_megatron_log("/dev/zero");
+    FAIL() << "no error";
+  } catch (const common::ConfigError& e) {
+    EXPECT_EQ(e.file(), "/dev/zero");
+    EXPECT_EQ(e.message(), "is not a regular file (a device, a FIFO or a socket)");
+  }
+}
+
+// A gzip-compressed log reads as the plain one.
+TEST(MegatronLog, AGzipLogReadsAsThePlainOne) {
+  const std::string plain = SIMUMAX_SOURCE_DIR "/tests/data/compare/megatron_sample.log";
+  const std::string gz = ::testing::TempDir() + "megatron_sample.log.gz";
+  ASSERT_EQ(std::system(("gzip -c " + plain + " > " + gz).c_str()), 0);
+  const MegatronLog a = load_megatron_log(plain), b = load_megatron_log(gz);
+  ASSERT_EQ(a.iterations.size(), b.iterations.size());
+  for (size_t i = 0; i < a.iterations.size(); ++i) EXPECT_EQ(a.iterations[i].elapsed_ms, b.iterations[i].elapsed_ms);
 }
 
 // 50,000 records on one line and no "iteration N/" anywhere: read in linear time (it took 17 s, quadratic).

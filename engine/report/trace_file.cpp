@@ -6,7 +6,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "engine/common/error.hpp"
 
@@ -14,53 +13,31 @@ namespace simumax::report {
 
 namespace {
 
-bool is_gzip(const std::string& bytes) {
-  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
-         static_cast<unsigned char>(bytes[1]) == 0x8b;
-}
-
-std::string inflate_gzip(const std::string& path, const std::string& in) {
-  z_stream zs{};
-  // 15 + 32: the largest window, and let zlib detect the gzip (or zlib) header itself.
-  if (inflateInit2(&zs, 15 + 32) != Z_OK) throw common::ConfigError(path, "", "corrupt gzip data: inflateInit2 failed");
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  std::string out;
-  out.reserve(in.size() * 8);
-  char buf[1 << 16];
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof buf;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      const std::string why = zs.msg ? zs.msg : (rc == Z_BUF_ERROR ? "truncated file" : "error " + std::to_string(rc));
-      inflateEnd(&zs);
-      throw common::ConfigError(path, "", "corrupt gzip data: " + why);
-    }
-    out.append(buf, sizeof buf - zs.avail_out);
-    // Concatenated gzip members (what `cat a.gz b.gz` makes) are one stream for gunzip: go on with the next.
-    if (rc == Z_STREAM_END && zs.avail_in > 0) {
-      inflateReset(&zs);
-      rc = Z_OK;
-    }
+// Only regular files: /dev/zero would stream without end and a FIFO would block until someone writes to it.
+void check_regular_file(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return;  // opening it says why
+  if (std::filesystem::is_directory(status)) throw common::ConfigError(path, "", "is a folder, not a file");
+  if (!std::filesystem::is_regular_file(status)) {
+    throw common::ConfigError(path, "", "is not a regular file (a device, a FIFO or a socket)");
   }
-  inflateEnd(&zs);
-  return out;
 }
 
 }  // namespace
 
 std::string read_maybe_gzip(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw common::ConfigError(path, "", "is a folder, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw common::ConfigError(path, "", std::string("cannot open file: ") + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string bytes = std::move(ss).str();
-  if (in.bad()) throw common::ConfigError(path, "", "cannot read file");
-  return is_gzip(bytes) ? inflate_gzip(path, bytes) : bytes;
+  TraceStreamBuf buf(path);
+  std::string bytes;
+  char piece[1 << 16];
+  while (const auto n = buf.sgetn(piece, sizeof piece)) {
+    bytes.append(piece, static_cast<size_t>(n));
+    // A gzip bomb inflates without end: what is read whole is small by nature.
+    if (bytes.size() > kMaxWholeFileBytes) {
+      throw common::ConfigError(path, "", "is larger than 256 MiB (once inflated): not a file read whole");
+    }
+  }
+  return bytes;
 }
 
 struct TraceStreamBuf::Inflater {
@@ -69,8 +46,7 @@ struct TraceStreamBuf::Inflater {
 };
 
 TraceStreamBuf::TraceStreamBuf(const std::string& path) : path_(path), raw_(1 << 20), out_(1 << 20) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw common::ConfigError(path, "", "is a folder, not a file");
+  check_regular_file(path);
   in_.open(path, std::ios::binary);
   if (!in_) throw common::ConfigError(path, "", std::string("cannot open file: ") + std::strerror(errno));
   char magic[2] = {0, 0};

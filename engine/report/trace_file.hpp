@@ -11,13 +11,17 @@
 
 namespace simumax::report {
 
+// What read_maybe_gzip reads at most: the files read whole (summary.json, kernel-class tables) are small.
+inline constexpr uint64_t kMaxWholeFileBytes = uint64_t{256} << 20;
+
 // The file's bytes; gzip data (recognised by its magic bytes, whatever the name) comes back inflated.
-// Throws ConfigError(path, "", "cannot open file: <reason>") when it cannot be read, and
-// ConfigError(path, "", "corrupt gzip data: <zlib's reason>") when inflating fails.
+// Throws ConfigError(path, "", ...) when it is not a regular file, cannot be read ("cannot open file: <reason>"),
+// inflates wrongly ("corrupt gzip data: <zlib's reason>") or is larger than kMaxWholeFileBytes once inflated.
 std::string read_maybe_gzip(const std::string& path);
 
-// The same bytes as read_maybe_gzip, as a stream buffer read in 1 MiB pieces. The constructor throws as
-// read_maybe_gzip does for a file it cannot open; reading throws ConfigError(path, "", "corrupt gzip data: ...").
+// The same bytes as a stream buffer read in 1 MiB pieces, in bounded memory whatever the file's size. The
+// constructor throws ConfigError for a path that is a folder, a device, a FIFO or a socket, or cannot be opened;
+// reading throws ConfigError(path, "", "corrupt gzip data: ...").
 class TraceStreamBuf : public std::streambuf {
  public:
   explicit TraceStreamBuf(const std::string& path);

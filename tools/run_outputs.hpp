@@ -16,9 +16,15 @@ struct OutputArgs {
   double trace_max_mb = 512;           // refuse a trace estimated larger than this (MiB)
   std::string trace_format = "chrome";  // chrome | simumax
   bool memory = false;                 // write memory_timeline.json, memory_snapshot.json/.pickle
+  bool simumax = false;                // SimuMax's files under their own names (--simumax-outputs)
 };
 
 void add_output_options(CLI::App& sub, OutputArgs& a);
+
+// The files --simumax-outputs writes (SimuMax's PerfLLM.analysis and simulate names).
+inline constexpr const char* kSimumaxFiles[] = {"compute_result.json",      "mem_result.json",
+                                                 "base_info.json",           "simu_memory_result.json",
+                                                 "simu_memory_snapshot.json", "tracing_logs.json"};
 
 // Writes what `a` asks for into the folder `dir` and returns the paths written. Throws common::UsageError for a
 // bad --trace-ranks or a trace over --trace-max-mb (nothing of the trace is written then).

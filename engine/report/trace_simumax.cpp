@@ -124,8 +124,16 @@ void slice_event(std::string& b, const RunView& v, const Slice& s, uint32_t rank
   append_int(b, static_cast<int64_t>(id));
   b += ",\"args\":{\"call_stack\":";
   call_stack(b, v, t, rank, n.base);
-  b += comm ? ",\"stream_type\":\"comm\",\"lane\":\"comm\",\"lane_base\":\"comm\""
-            : ",\"stream_type\":\"comp\",\"lane\":\"comp\",\"lane_base\":\"comp\"";
+  // SimuMax's values (core/generate_tracing.py): stream_type "compute" or "comm"; a pipeline send/recv's lane is
+  // its packed sub-lane "pp_detail_<k>" (lane_base "pp_detail", detail_lane_idx k), a collective's "comm".
+  if (!comm) {
+    b += ",\"stream_type\":\"compute\",\"lane\":\"compute\",\"lane_base\":\"compute\"";
+  } else if (s.lane == 2) {
+    b += ",\"stream_type\":\"comm\",\"lane\":\"pp_detail_" + std::to_string(s.sub) +
+         "\",\"lane_base\":\"pp_detail\",\"detail_lane_idx\":" + std::to_string(s.sub);
+  } else {
+    b += ",\"stream_type\":\"comm\",\"lane\":\"comm\",\"lane_base\":\"comm\"";
+  }
   b += ",\"direction\":\"";
   b += direction(t.pass);
   b += "\",\"gid\":";

@@ -34,7 +34,7 @@ struct StageSummary {
   int64_t weight_bytes = 0, grad_bytes = 0, optimizer_state_bytes = 0, other_bytes = 0;
   int64_t activation_bytes_at_peak = 0, transient_bytes_at_peak = 0;
   std::string peak_task;          // what ran at the peak
-  int64_t cached_micro_batches = 0;  // forward caches live at the peak
+  int64_t cached_micro_batches = 0;  // other forward caches live at the peak (VPP: per micro-batch and chunk)
   // Fit verdict (judge_fit): the stage fits when peak_reserved_bytes + the margin <= the GPU memory.
   bool fits = true;
   double headroom_bytes = 0;      // GPU memory - margin - peak reserved (negative: missing)

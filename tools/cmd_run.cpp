@@ -134,6 +134,11 @@ std::function<int()> add_run(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--require-fit", args->require_fit,
                 "exit with code 4 when a stage does not fit in GPU memory (the files are written all the same)");
+  sub->footer(
+      "A stage fits when its peak reserved memory plus --memory-margin-gib is at most the GPU memory (the system's "
+      "mem_gbs); the table and summary.json give the verdict and the headroom of every stage.\n"
+      "Exit codes: 0 done; 2 bad input or a bad -o (an existing file, a folder that cannot be created); 3 a bug of "
+      "ours; 4 --require-fit and a stage does not fit; 130 interrupted.");
   return [sub, args]() { return sub->parsed() ? do_run(*args) : -1; };
 }
 

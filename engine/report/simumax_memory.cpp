@@ -55,6 +55,22 @@ Scope scope_of(const RunView& v, uint32_t rank, const graph::Task& t, bool vpp) 
   return s;
 }
 
+// A cache token as SimuMax's tracker keeps it: allocated at the end of the forward that saves it.
+Json new_token(int64_t id, const std::string& rank, const Scope& sc, const std::string& op, const char* phase,
+               double alloc_us, int64_t bytes) {
+  return {{"token_id", id},        {"rank", rank},           {"token_key", sc.text + "|" + op},
+          {"token_scope", sc.text}, {"op_name", op},          {"microbatch", sc.microbatch},
+          {"chunk", sc.chunk},     {"alloc_phase", phase},   {"alloc_ts_us", alloc_us},
+          {"free_phase", nullptr}, {"free_ts_us", nullptr},  {"size_bytes", bytes}};
+}
+
+// One cache_tokens record: {"action": ..., **token} (the token as it is at that moment).
+Json token_record(const char* action, const Json& token) {
+  Json rec = {{"action", action}};
+  for (auto it = token.begin(); it != token.end(); ++it) rec[it.key()] = it.value();
+  return rec;
+}
+
 struct RankWalk {
   int64_t static_bytes = 0;
   int64_t peak_bytes = 0;
@@ -109,26 +125,16 @@ RankWalk walk_rank(const RunView& v, uint32_t rank, const std::vector<uint32_t>&
       if (al.kind != memory::AllocKind::kActivation) continue;
       Json& token = token_of[ev.allocation];
       if (!ev.free) {
-        token = {{"token_id", next_token++},       {"rank", rn},
-                 {"token_key", sc.text + "|" + op}, {"token_scope", sc.text},
-                 {"op_name", op},                   {"microbatch", sc.microbatch},
-                 {"chunk", sc.chunk},               {"alloc_phase", phase},
-                 {"alloc_ts_us", end_us},           {"free_phase", nullptr},
-                 {"free_ts_us", nullptr},           {"size_bytes", al.bytes}};
+        token = new_token(next_token++, rn, sc, op, phase, end_us, al.bytes);
         cached += al.bytes;
         ++live_tokens;
-        Json rec = {{"action", "alloc"}};
-        for (auto it = token.begin(); it != token.end(); ++it) rec[it.key()] = it.value();
-        tokens.push_back(std::move(rec));
       } else {
         token["free_phase"] = phase;
         token["free_ts_us"] = end_us;
         cached -= al.bytes;
         --live_tokens;
-        Json rec = {{"action", "free"}};
-        for (auto it = token.begin(); it != token.end(); ++it) rec[it.key()] = it.value();
-        tokens.push_back(std::move(rec));
       }
+      tokens.push_back(token_record(ev.free ? "free" : "alloc", token));
     }
     sample(end_us, w.static_bytes + cached, phase, op, "end", sc);
   }

@@ -222,6 +222,28 @@ struct StageCost {
   Json comm, compute, breakdown;
 };
 
+// batch_compute_stat: one micro-batch's FLOPs and bytes (compute_info) and times (cost_info); no communication
+// is hidden behind compute in SimuMax's model, so each exposed time is the time.
+Json batch_json(const BatchStat& b) {
+  const auto ms = [](double s) { return human_ms(common::ms(s)); };
+  Json info = {{"fwd_flops", human_count(b.fwd_flops)},           {"recompute_flops", human_count(b.recompute_flops)},
+               {"bwd_flops", human_count(b.bwd_flops)},           {"fwd_accessed_mem", human_bytes(b.fwd_mem)},
+               {"recompute_accessed_mem", human_bytes(b.recompute_mem)}, {"bwd_accessed_mem", human_bytes(b.bwd_mem)}};
+  Json cost = {{"fwd_compute_time", ms(b.fwd_compute_s)},
+               {"bwd_compute_time", ms(b.bwd_compute_s)},
+               {"recompute_compute_time", ms(b.recompute_compute_s)},
+               {"fwd_net_time", ms(b.fwd_net_s)},
+               {"bwd_net_time", ms(b.bwd_net_s)},
+               {"recompute_net_time", ms(b.recompute_net_s)},
+               {"fwd_net_exposed_time", ms(b.fwd_net_s)},
+               {"bwd_net_exposed_time", ms(b.bwd_net_s)},
+               {"recompute_net_exposed_time", ms(b.recompute_net_s)},
+               {"fwd_time", ms(b.fwd_compute_s + b.fwd_net_s)},
+               {"bwd_time", ms(b.bwd_compute_s + b.bwd_net_s)},
+               {"recompute_time", ms(b.recompute_compute_s + b.recompute_net_s)}};
+  return {{"compute_info", info}, {"cost_info", cost}};
+}
+
 StageCost stage_cost(const SimumaxView& v, int stage) {
   const auto& st = v.scenario.strategy;
   const double mbc = static_cast<double>(st.micro_batch_num);
@@ -245,24 +267,9 @@ StageCost stage_cost(const SimumaxView& v, int stage) {
   out.comm["inter_comm_time"] = {{"inter_exposed_time_per_batch", human_ms(inter_ms)},
                                  {"inter_exposed_time", human_ms(inter_ms * mbc)}};
   const auto ms = [](double s) { return human_ms(common::ms(s)); };
-  Json info = {{"fwd_flops", human_count(b.fwd_flops)},           {"recompute_flops", human_count(b.recompute_flops)},
-               {"bwd_flops", human_count(b.bwd_flops)},           {"fwd_accessed_mem", human_bytes(b.fwd_mem)},
-               {"recompute_accessed_mem", human_bytes(b.recompute_mem)}, {"bwd_accessed_mem", human_bytes(b.bwd_mem)}};
-  Json cost = {{"fwd_compute_time", ms(b.fwd_compute_s)},
-               {"bwd_compute_time", ms(b.bwd_compute_s)},
-               {"recompute_compute_time", ms(b.recompute_compute_s)},
-               {"fwd_net_time", ms(b.fwd_net_s)},
-               {"bwd_net_time", ms(b.bwd_net_s)},
-               {"recompute_net_time", ms(b.recompute_net_s)},
-               {"fwd_net_exposed_time", ms(b.fwd_net_s)},
-               {"bwd_net_exposed_time", ms(b.bwd_net_s)},
-               {"recompute_net_exposed_time", ms(b.recompute_net_s)},
-               {"fwd_time", ms(b.fwd_compute_s + b.fwd_net_s)},
-               {"bwd_time", ms(b.bwd_compute_s + b.bwd_net_s)},
-               {"recompute_time", ms(b.recompute_compute_s + b.recompute_net_s)}};
   Json optim = {{"optim_time", ms(cc.optimizer.seconds)}, {"optim_exposed_time", ms(cc.optimizer.seconds)}};
   for (const auto& [name, seconds] : cc.optimizer.parts) optim[simumax_optimizer_key(name)] = ms(seconds);
-  out.compute = {{"batch_compute_stat", {{"compute_info", info}, {"cost_info", cost}}},
+  out.compute = {{"batch_compute_stat", batch_json(b)},
                  {"fwd_compute_time", ms(b.fwd_compute_s * mbc)},
                  {"recompute_time", ms(b.recompute_compute_s * mbc)},
                  {"bwd_compute_time", ms(b.bwd_compute_s * mbc)},

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/target.hpp"
 #include "tests/cli_runner.hpp"
 
 namespace simumax::tests {
@@ -197,6 +198,15 @@ TEST(Cli, TheMicroBatchSearchSaysWhatItRankedBy) {
             std::string::npos)
       << r.out;
   fs::remove_all(d);
+}
+
+// bench printed "ratio 0.990" for both kinds of target, so a shortfall read like a pass.
+TEST(Bench, TheVerdictSaysMetOrMissedForBothKindsOfTarget) {
+  EXPECT_NE(common::target_verdict(0.45, 1, true).find("met "), std::string::npos);
+  EXPECT_NE(common::target_verdict(1.2, 1, true).find("MISSED"), std::string::npos);
+  EXPECT_NE(common::target_verdict(49500, 50000, false).find("MISSED (ratio 0.990, higher is better)"),
+            std::string::npos);
+  EXPECT_NE(common::target_verdict(55000, 50000, false).find("met "), std::string::npos);
 }
 
 }  // namespace

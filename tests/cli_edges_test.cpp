@@ -95,6 +95,18 @@ TEST(FitVerdict, TheConsoleSaysWhatSimumaxPrints) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\nnets       tp "), std::string::npos) << r.out;
+  // Qwen3-32B's shapes are not in SimuMax's A100 tables: every missing one is listed, as SimuMax prints its dict.
+  const auto q = run_cli({"run", "--model", "models/qwen3-32b.json", "--strategy",
+                          kShared + "/simumax-configs/strategy/tp2_pp1_dp4_mbs1.json", "--system",
+                          "platforms/a100_pcie.json", "-o", (d / "q").string()});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  const Json s = Json::parse(read_file((d / "q/summary.json").string()));
+  ASSERT_GT(s.at("efficiency_table_misses").get<int>(), 0);
+  for (const auto& [op, shapes] : s.at("miss_efficiency").items()) {
+    for (const auto& shape : shapes) {
+      EXPECT_NE(q.out.find("             " + op + ": " + shape.get<std::string>() + "\n"), std::string::npos) << shape;
+    }
+  }
   fs::remove_all(d);
 }
 

@@ -1,4 +1,6 @@
 // summary.json: names follow SimuMax's compute_result.json / mem_result.json where a counterpart exists.
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/common/units.hpp"
@@ -78,7 +80,7 @@ std::string summary_json(const Summary& s) {
               {"headroom_gib", common::gib(s.headroom_bytes)},
               {"headroom_percent", headroom_percent(s, s.headroom_bytes)},
               {"rule", "peak reserved + margin <= gpu memory, on every stage"}};
-  j["param_count"] = s.param_count;
+  j["param_count"] = static_cast<int64_t>(std::llround(s.param_count));
   j["dtype"] = s.dtype;
   j["recompute"] = s.recompute;
   j["nets"] = {{"tp_net", s.nets.tp}, {"cp_net", s.nets.cp}, {"pp_net", s.nets.pp}, {"dp_net", s.nets.dp},

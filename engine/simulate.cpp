@@ -36,10 +36,19 @@ executor::Timeline run_executor(const config::Scenario& s, const graph::TaskGrap
 }  // namespace
 
 RunResult simulate(const config::Scenario& s, const RunOptions& options) {
+  // `--log-level info` promises one line per pipeline stage (README): config, model, cost, graph, executor,
+  // memory, report.
   auto log = common::logger("engine");
+  log->info("config: {} (world {} = tp {} x cp {} x pp {} x dp {}, {} fidelity)", s.name, s.strategy.world_size,
+            s.strategy.tp_size, s.strategy.cp_size, s.strategy.pp_size, s.strategy.dp_size(),
+            config::to_string(s.strategy.fidelity));
   RunResult r;
   r.model = model::build_step_model(s);
+  log->info("model: {} distinct chunks over {} pipeline stages, padded vocab {}", r.model.chunks.size(),
+            s.strategy.pp_size, r.model.padded_vocab);
   r.cost = cost::cost_step(s, r.model);
+  log->info("cost: one pipeline send/recv {:.6g} ms, straggler ratio {:.6g}", r.cost.p2p.seconds * 1e3,
+            r.cost.straggler_ratio);
   const double tasks = graph::estimate_tasks(s, r.model, options.lowering);
   log->info("about {:.3g} tasks to lower ({} granularity, {} ranks)", tasks,
             graph::to_string(options.lowering.granularity), graph::to_string(options.lowering.scope));
@@ -50,16 +59,21 @@ RunResult simulate(const config::Scenario& s, const RunOptions& options) {
         tasks, tasks * 110 / 1e9, options.max_tasks));
   }
   r.graph = graph::lower_step(s, r.model, r.cost, options.lowering);
-  log->info("lowered {} tasks over {} ranks ({} granularity)", r.graph.size(), r.graph.num_ranks,
+  log->info("graph: lowered {} tasks over {} ranks ({} granularity)", r.graph.size(), r.graph.num_ranks,
             graph::to_string(options.lowering.granularity));
   r.timeline = run_executor(s, r.graph, options);
+  log->info("executor: {} ran the step in {:.6g} ms of simulated time", to_string(options.executor),
+            r.timeline.makespan * 1e3);
   memory::MemoryOptions mo;
   mo.mem_factor = s.strategy.mem_factor;
   mo.keep_curves = options.keep_memory_curves;
   r.memory = memory::analyze_memory(r.graph, r.timeline, mo);
+  log->info("memory: {} ranks analysed", r.memory.size());
   r.summary = report::summarize(s, r.model, r.cost, r.graph, r.timeline, r.memory);
   r.summary.granularity = graph::to_string(options.lowering.granularity);
   r.summary.scope = graph::to_string(options.lowering.scope);
+  log->info("report: step {:.6g} ms, peak {:.6g} GiB reserved of {:.6g} GiB", r.summary.step_time_ms,
+            r.summary.peak_reserved_bytes_max / (1024.0 * 1024.0 * 1024.0), r.summary.gpu_memory_gib);
   return r;
 }
 

@@ -95,7 +95,7 @@ const std::vector<ErrorCase>& cases() {
        "error: the search space has 2256 candidates (about 0 s on 2 threads), over --max-candidates 100: narrow the "
        "lists (--tp, --pp, --vpp, --recompute, ...) or raise --max-candidates"},
       {"OutputFolderIsAFile", {"run", "scenarios/default.json", "-q", "-o", "README.md"},
-       "error: -o README.md: cannot create the output folder: Not a directory"},
+       "error: -o README.md: a file of that name exists; give a folder"},
       {"ValidateFindsNoCase", {"validate", "docs"}, "error: no validation case (*.json) found in the paths given"},
       {"PlatformToAFullDevice", {"platform", "platforms/b200_bf16.json", "-o", "/dev/full"},
        "error: cannot write /dev/full: No space left on device"},

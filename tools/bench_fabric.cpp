@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/common/target.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/platform/platform_spec.hpp"
 #include "engine/platform/platform_xml.hpp"
@@ -44,8 +45,9 @@ void bench_rail_fabric(const std::string& self, const std::string& scenario, con
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw common::UsageError("benchmark child failed: " + scenario);
   const double gb = static_cast<double>(usage.ru_maxrss) * 1024 / 1e9;  // ru_maxrss is in KiB on Linux
   const std::string what = "sim, every rank of " + std::to_string(s.strategy.world_size) + " GPUs, rail fat-tree";
-  std::printf("%-58s %10.3f %-3s target <= %-8g ratio %.3f\n", what.c_str(), wall, "s", 60.0, wall / 60);
-  std::printf("%-58s %10.3f %-3s target <= %-8g ratio %.3f\n", "  peak memory of that process", gb, "GB", 4.0, gb / 4);
+  std::printf("%-58s %10.3f %-3s %s\n", what.c_str(), wall, "s", common::target_verdict(wall, 60, true).c_str());
+  std::printf("%-58s %10.3f %-3s %s\n", "  peak memory of that process", gb, "GB",
+              common::target_verdict(gb, 4, true).c_str());
 }
 
 }  // namespace simumax::tools

@@ -53,9 +53,27 @@ std::vector<std::string> case_files(const std::vector<std::string>& paths) {
   return files;
 }
 
-std::string default_shared_dir() {
-  if (const char* env = std::getenv("SIMUMAX_SHARED_DIR")) return env;
-  return "../shared";
+std::string default_shared_dir() { return config::shared_dir().value_or("../shared"); }
+
+void make_output_folder(const std::string& dir, const char* option) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+    throw common::UsageError(std::string(option) + " " + dir + ": a file of that name exists; give a folder");
+  }
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) {
+    throw common::UsageError(std::string(option) + " " + dir + ": cannot create the output folder" +
+                             (ec ? ": " + ec.message() : std::string()));
+  }
+}
+
+void check_output_file(const std::string& path, const char* option) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw common::UsageError(std::string(option) + " " + path + ": is a folder; give a file name");
+  }
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) make_output_folder(parent.string(), option);
 }
 
 void apply_fidelity(config::Scenario& s, const std::string& fidelity) {

@@ -36,6 +36,12 @@ std::vector<std::string> case_files(const std::vector<std::string>& paths);
 // The shared/ folder validation cases name their system_file from: $SIMUMAX_SHARED_DIR, else ../shared.
 std::string default_shared_dir();
 
+// Every command's -o behaves alike: an output folder is created (with its parents) before any work, and a
+// path that is an existing file, or that cannot be created, is a UsageError (exit 2) naming the option.
+void make_output_folder(const std::string& dir, const char* option = "-o");
+// An output file: not an existing folder, and its folder exists or is created. Throws UsageError otherwise.
+void check_output_file(const std::string& path, const char* option = "-o");
+
 // --fidelity: the option (its help text) and, when given (non-empty), its effect: it replaces the strategy's key.
 void add_fidelity_option(CLI::App& sub, std::string& fidelity);
 void apply_fidelity(config::Scenario& s, const std::string& fidelity);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/common/target.hpp"
 #include "engine/config/validation_case.hpp"
 #include "engine/executor/fast_executor.hpp"
 #include "engine/search/search_bench.hpp"
@@ -63,7 +64,7 @@ double time_process(const std::string& self, std::vector<std::string> args) {
 }
 
 void report(const char* what, double value, const char* unit, double target) {
-  std::printf("%-58s %10.3f %-3s target <= %-8g ratio %.3f\n", what, value, unit, target, value / target);
+  std::printf("%-58s %10.3f %-3s %s\n", what, value, unit, common::target_verdict(value, target, true).c_str());
 }
 
 // The fast evaluation of the grid line whose lowered step has the most tasks.

@@ -103,6 +103,7 @@ void print_errors(const std::vector<calibrate::Case>& cases, const std::vector<d
 }
 
 int do_calibrate(const CalibrateArgs& a) {
+  if (!a.out.empty()) check_output_file(a.out);
   std::vector<calibrate::Param> params;
   for (const auto& p : a.params) params.push_back(calibrate::parse_param(p));
   std::sort(params.begin(), params.end());

@@ -8,6 +8,7 @@
 #include "engine/platform/platform_spec.hpp"
 #include "engine/platform/platform_xml.hpp"
 #include "engine/report/text_file.hpp"
+#include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
 
 namespace simumax::tools {
@@ -44,6 +45,7 @@ platform::PlatformSpec make_spec(const PlatformArgs& a) {
 }
 
 int do_platform(const PlatformArgs& a) {
+  if (!a.out.empty() && a.out != "-") check_output_file(a.out);
   const platform::PlatformSpec spec = make_spec(a);
   const std::string xml = platform::platform_xml(spec);
   if (a.out.empty() || a.out == "-") {

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "engine/common/error.hpp"
+#include "engine/common/units.hpp"
 #include "engine/simulate.hpp"
 #include "engine/report/text_file.hpp"
 #include "tools/cli_options.hpp"
@@ -29,23 +30,18 @@ struct RunArgs {
   std::string out_dir;
   bool quiet = false;
   OutputArgs outputs;
+  double margin_gib = 0;
+  bool require_fit = false;
 };
 
 // The files a run writes into its folder. A run owns them: once its simulation has succeeded, those an earlier
 // run left are removed before the new ones are written, so a folder never mixes two runs. Nothing else in the
 // folder is touched.
-const char* const kRunFiles[] = {"summary.json",         "platform.xml",         "links.json",
-                                 "trace.json",           "tracing_logs.json",    "memory_timeline.json",
-                                 "memory_snapshot.json", "memory_snapshot.pickle"};
-
-void make_folder(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) {
-    throw common::UsageError("-o " + dir + ": cannot create the output folder" +
-                             (ec ? ": " + ec.message() : std::string(": a file of that name exists")));
-  }
-}
+const char* const kRunFiles[] = {"summary.json",         "platform.xml",           "links.json",
+                                 "trace.json",           "tracing_logs.json",      "memory_timeline.json",
+                                 "memory_snapshot.json", "memory_snapshot.pickle", "compute_result.json",
+                                 "mem_result.json",      "base_info.json",         "simu_memory_result.json",
+                                 "simu_memory_snapshot.json"};
 
 // One run at a time per folder: an advisory lock on <dir>/.simumax-sim.lock, held until the process ends (the
 // kernel releases it even on a crash). Two runs writing one folder mixed their files (issue #12).
@@ -84,14 +80,22 @@ int do_run(const RunArgs& a) {
   apply_fidelity(s, a.engine.fidelity);
   RunOptions o = make_run_options(a.engine);
   const std::string dir = a.out_dir.empty() ? "out/" + s.name : a.out_dir;
-  make_folder(dir);
+  make_output_folder(dir);
   lock_folder(dir);
   if (o.executor == ExecutorKind::kSim && !o.platform_xml && s.platform_path) o.platform_xml = s.platform_path;
+  // The fast executor has no network to put a platform on: say so rather than give the single-switch time
+  // silently (a scenario's platform is for --executor sim; README "Interconnect what-ifs").
+  if (o.executor == ExecutorKind::kFast && s.platform_path) {
+    std::cerr << "note: the scenario names the platform " << *s.platform_path
+              << ", which the fast executor does not use (no contention, no topology); add --executor sim to run "
+                 "on it\n";
+  }
   if (o.executor == ExecutorKind::kSim && !o.platform_xml) {
     remove_earlier_run(dir, std::nullopt);  // the simulation writes platform.xml before it runs
     o.platform_out = dir + "/platform.xml";
   }
-  const RunResult r = simulate(s, o);
+  RunResult r = simulate(s, o);
+  report::judge_fit(r.summary, a.margin_gib * common::kGiB);
   if (o.platform_out.empty()) remove_earlier_run(dir, o.platform_xml);
   report::write_file_atomically(dir + "/summary.json", report::summary_json(r.summary));
   if (!a.quiet) {
@@ -104,6 +108,10 @@ int do_run(const RunArgs& a) {
   if (o.executor == ExecutorKind::kSim) {
     const std::string links = write_links_json(dir, r.timeline);
     if (!a.quiet) std::cout << busiest_links_table(r.timeline, 5) << "wrote " << links << "\n";
+  }
+  if (!r.summary.fits && a.require_fit) {
+    std::cerr << "error: " << s.name << " does not fit in GPU memory (--require-fit): exit " << kExitDoesNotFit << "\n";
+    return kExitDoesNotFit;
   }
   return 0;
 }
@@ -119,6 +127,18 @@ std::function<int()> add_run(CLI::App& app) {
   sub->add_option("-o,--out", args->out_dir, "output folder (default: out/<scenario name>)");
   sub->add_flag("-q,--quiet", args->quiet, "print nothing; only write the files");
   add_output_options(*sub, args->outputs);
+  sub->add_option("--memory-margin-gib", args->margin_gib,
+                  "GiB the fit verdict keeps free on every GPU beyond the peak reserved memory (search's default is "
+                  "6, SimuMax's gmi_error)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--require-fit", args->require_fit,
+                "exit with code 4 when a stage does not fit in GPU memory (the files are written all the same)");
+  sub->footer(
+      "A stage fits when its peak reserved memory plus --memory-margin-gib is at most the GPU memory (the system's "
+      "mem_gbs); the table and summary.json give the verdict and the headroom of every stage.\n"
+      "Exit codes: 0 done; 2 bad input or a bad -o (an existing file, a folder that cannot be created); 3 a bug of "
+      "ours; 4 --require-fit and a stage does not fit; 130 interrupted.");
   return [sub, args]() { return sub->parsed() ? do_run(*args) : -1; };
 }
 

@@ -134,22 +134,29 @@ search::RecheckFn recheck_fn(const SearchArgs& a, const config::Scenario& base) 
   };
 }
 
+// What the ranking optimised: the micro-batch mode ranks the largest fitting micro-batch first (SimuMax's rule),
+// which may be slower than a smaller one; the header says so rather than "objective step-time" alone.
+std::string objective_text(const search::SearchRequest& q) {
+  const std::string objective = search::to_string(q.objective);
+  if (q.mode != search::SearchMode::kMicroBatch) return ", objective " + objective;
+  return ", ranked by the largest micro-batch size that fits (SimuMax's rule), then " + objective +
+         ": not necessarily the fastest";
+}
+
 void write_file(const std::string& path, const std::string& text) { report::write_file_atomically(path, text); }
 
 int do_search(const SearchArgs& a) {
   config::Scenario base = search::load_base(a.model, a.system, a.strategy, a.seq_len);
   apply_fidelity(base, a.fidelity);
   const search::SearchRequest q = make_request(a, base);
-  std::error_code ec;
-  fs::create_directories(a.out_dir, ec);
-  if (ec) throw common::UsageError("-o " + a.out_dir + ": cannot create the folder: " + ec.message());
+  make_output_folder(a.out_dir);
   const search::SearchResult r =
       search::run_search(base, q, a.quiet ? nullptr : progress_bar(), a.recheck > 0 ? recheck_fn(a, base) : nullptr);
   const std::string title = "search (" + std::string(search::to_string(q.mode)) +
                             "): " + fs::path(a.model).stem().string() + " on " + std::to_string(a.world_size) +
                             " GPUs of " + fs::path(a.system).stem().string() + ", global batch " +
                             std::to_string(a.global_batch_size) + ", seq_len " + std::to_string(q.job.seq_len) +
-                            ", objective " + search::to_string(q.objective);
+                            objective_text(q);
   search::write_search_files(a.out_dir, r, q, title);
   std::string best_note = "\nno candidate fits: no best_scenario.json written\n";
   if (!r.ranking.empty()) {

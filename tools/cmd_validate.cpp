@@ -14,6 +14,9 @@
 #include "engine/common/error.hpp"
 #include "engine/common/units.hpp"
 #include "engine/config/validation_case.hpp"
+#include "engine/report/search_io.hpp"
+#include "engine/report/text_file.hpp"
+#include "engine/search/search_output.hpp"
 #include "engine/simulate.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
@@ -26,6 +29,8 @@ struct ValidateArgs {
   std::vector<std::string> paths;
   std::string shared_dir;
   EngineArgs engine;
+  std::string json_path, csv_path;
+  double margin_gib = 0;
 };
 
 struct ErrorStats {
@@ -58,16 +63,47 @@ struct Groups {
     }
   }
 };
+double pct(const ErrorStats& s) { return 100 * s.errs.back(); }
+
+// One case of --json / --csv: a skipped case has its reason and no numbers.
+report::JsonFields case_record(const std::string& name, const std::string& reason) {
+  using report::JsonScalar;
+  report::JsonFields f = {{"case", name}, {"status", reason.empty() ? "ok" : "skipped"}, {"reason", reason}};
+  for (const char* k : {"ours_ms", "simumax_ms", "real_ms", "ours_time_err_pct", "simumax_time_err_pct",
+                        "ours_alloc_gib", "simumax_alloc_gib", "real_alloc_gib", "ours_mem_err_pct",
+                        "simumax_mem_err_pct", "ours_reserved_gib", "gpu_memory_gib", "headroom_gib"}) {
+    f.emplace_back(k, nullptr);
+  }
+  f.emplace_back("fits", nullptr);
+  return f;
+}
+
+void set(report::JsonFields& f, const std::string& key, report::JsonScalar v) {
+  for (auto& [k, x] : f) {
+    if (k == key) x = std::move(v);
+  }
+}
+
+report::JsonFields stats_fields(const char* prefix, const ErrorStats& s) {
+  const std::string p = prefix;
+  if (s.errs.empty()) return {{p + "_mape_pct", nullptr}, {p + "_signed_mean_pct", nullptr}, {p + "_worst_pct", nullptr}};
+  return {{p + "_mape_pct", 100 * s.mape()}, {p + "_signed_mean_pct", 100 * s.mean()}, {p + "_worst_pct", 100 * s.worst()}};
+}
 
 int do_validate(const ValidateArgs& a) {
+  // A bad output path is refused before any case runs (as search's -o).
+  for (const std::string* p : {&a.json_path, &a.csv_path}) {
+    if (!p->empty()) check_output_file(*p);
+  }
+  std::vector<report::JsonFields> records;
   const std::string shared = a.shared_dir.empty() ? default_shared_dir() : a.shared_dir;
   const RunOptions o = make_run_options(a.engine);
   ErrorStats ours_t, sm_t, ours_m, sm_m, parity_t, parity_m;
   Groups groups;
   const std::vector<std::string> files = case_files(a.paths);
   if (files.empty()) throw common::UsageError("no validation case (*.json) found in the paths given");
-  std::printf("%-52s %10s %10s %10s %8s %8s | %8s %8s %8s %8s %8s\n", "case", "ours ms", "simumax", "real ms",
-              "ours err", "sm err", "ours GiB", "simumax", "real GiB", "ours err", "sm err");
+  std::printf("%-52s %10s %10s %10s %8s %8s | %8s %8s %8s %8s %8s %s\n", "case", "ours ms", "simumax", "real ms",
+              "ours err", "sm err", "ours GiB", "simumax", "real GiB", "ours err", "sm err", "fits");
   int skipped = 0;
   for (const auto& file : files) {
     config::ValidationCase vc;
@@ -78,9 +114,11 @@ int do_validate(const ValidateArgs& a) {
       r = simulate(vc.scenario, o);
     } catch (const common::ConfigError& e) {
       std::printf("%-52s skipped: %s\n", std::filesystem::path(file).stem().c_str(), e.what());
+      records.push_back(case_record(std::filesystem::path(file).stem().string(), e.what()));
       ++skipped;
       continue;
     }
+    report::judge_fit(r.summary, a.margin_gib * common::kGiB);
     const double ms = r.summary.step_time_ms;
     // A case whose real peak was logged by the last rank is compared with the last pipeline stage.
     const int64_t alloc = vc.alloc_of_last_rank && !r.summary.stages.empty() ? r.summary.stages.back().peak_alloc_bytes
@@ -89,20 +127,36 @@ int do_validate(const ValidateArgs& a) {
     ours_t.add(ms, vc.real_ms);
     ours_m.add(gib, vc.real_alloc_gib);
     groups.add(vc, ms, gib);
-    if (!vc.has_published) {
-      std::printf("%-52s %10.1f %10s %10.1f %+7.2f%% %8s | %8.3f %8s %8.3f %+7.2f%% %8s\n", vc.name.c_str(), ms, "-",
-                  vc.real_ms, 100 * ours_t.errs.back(), "-", gib, "-", vc.real_alloc_gib, 100 * ours_m.errs.back(),
-                  "-");
+    report::JsonFields rec = case_record(vc.name, "");
+    set(rec, "ours_ms", ms);
+    set(rec, "real_ms", vc.real_ms);
+    set(rec, "ours_time_err_pct", pct(ours_t));
+    set(rec, "ours_alloc_gib", gib);
+    set(rec, "real_alloc_gib", vc.real_alloc_gib);
+    set(rec, "ours_mem_err_pct", pct(ours_m));
+    set(rec, "ours_reserved_gib", common::gib(r.summary.peak_reserved_bytes_max));
+    set(rec, "gpu_memory_gib", r.summary.gpu_memory_gib);
+    set(rec, "headroom_gib", common::gib(r.summary.headroom_bytes));
+    set(rec, "fits", r.summary.fits);
+    const char* fits = r.summary.fits ? "yes" : "NO";
+    if (!vc.has_published) {  // an imported case: no SimuMax prediction to show
+      std::printf("%-52s %10.1f %10s %10.1f %+7.2f%% %8s | %8.3f %8s %8.3f %+7.2f%% %8s %s\n", vc.name.c_str(), ms,
+                  "-", vc.real_ms, pct(ours_t), "-", gib, "-", vc.real_alloc_gib, pct(ours_m), "-", fits);
+      records.push_back(std::move(rec));
       continue;
     }
     sm_t.add(vc.published_perf_ms, vc.real_ms);
     sm_m.add(vc.published_perf_alloc_gib, vc.real_alloc_gib);
     parity_t.add(ms, vc.published_perf_ms);
     parity_m.add(gib, vc.published_perf_alloc_gib);
-    std::printf("%-52s %10.1f %10.1f %10.1f %+7.2f%% %+7.2f%% | %8.3f %8.3f %8.3f %+7.2f%% %+7.2f%%\n",
-                vc.name.c_str(), ms, vc.published_perf_ms, vc.real_ms, 100 * ours_t.errs.back(),
-                100 * sm_t.errs.back(), gib, vc.published_perf_alloc_gib, vc.real_alloc_gib,
-                100 * ours_m.errs.back(), 100 * sm_m.errs.back());
+    std::printf("%-52s %10.1f %10.1f %10.1f %+7.2f%% %+7.2f%% | %8.3f %8.3f %8.3f %+7.2f%% %+7.2f%% %s\n",
+                vc.name.c_str(), ms, vc.published_perf_ms, vc.real_ms, pct(ours_t), pct(sm_t), gib,
+                vc.published_perf_alloc_gib, vc.real_alloc_gib, pct(ours_m), pct(sm_m), fits);
+    set(rec, "simumax_ms", vc.published_perf_ms);
+    set(rec, "simumax_time_err_pct", pct(sm_t));
+    set(rec, "simumax_alloc_gib", vc.published_perf_alloc_gib);
+    set(rec, "simumax_mem_err_pct", pct(sm_m));
+    records.push_back(std::move(rec));
   }
   if (ours_t.errs.empty()) {
     throw common::UsageError("no validation case could be run (" + std::to_string(skipped) +
@@ -121,6 +175,24 @@ int do_validate(const ValidateArgs& a) {
   if (!sm_m.errs.empty()) line("memory SimuMax vs real", sm_m);
   if (!parity_m.errs.empty()) line("memory ours vs SimuMax", parity_m);
   groups.print(line);
+  report::JsonFields meta = {{"fidelity", a.engine.fidelity.empty() ? "the cases'" : a.engine.fidelity},
+                             {"cases_run", static_cast<int64_t>(ours_t.errs.size())},
+                             {"cases_skipped", static_cast<int64_t>(skipped)},
+                             {"memory_margin_gib", a.margin_gib}};
+  for (const auto& [prefix, stats] : {std::pair<const char*, const ErrorStats*>{"time_ours_vs_real", &ours_t},
+                                      {"time_simumax_vs_real", &sm_t}, {"time_ours_vs_simumax", &parity_t},
+                                      {"memory_ours_vs_real", &ours_m}, {"memory_simumax_vs_real", &sm_m},
+                                      {"memory_ours_vs_simumax", &parity_m}}) {
+    for (auto& f : stats_fields(prefix, *stats)) meta.push_back(std::move(f));
+  }
+  if (!a.json_path.empty()) {
+    report::write_file_atomically(a.json_path, report::records_json(meta, {{"cases", records}}));
+    std::printf("wrote %s\n", a.json_path.c_str());
+  }
+  if (!a.csv_path.empty()) {
+    report::write_file_atomically(a.csv_path, search::records_csv(records));
+    std::printf("wrote %s\n", a.csv_path.c_str());
+  }
   return 0;
 }
 
@@ -133,6 +205,13 @@ std::function<int()> add_validate(CLI::App& app) {
   sub->add_option("--shared", args->shared_dir, "the shared/ folder the cases' system_file is relative to "
                                                 "(default: $SIMUMAX_SHARED_DIR, else ../shared)");
   add_engine_options(*sub, args->engine);
+  sub->add_option("--json", args->json_path, "also write every case and the error statistics as JSON to FILE");
+  sub->add_option("--csv", args->csv_path, "also write every case as CSV to FILE (one row per case)");
+  sub->add_option("--memory-margin-gib", args->margin_gib,
+                  "GiB the fits column keeps free on every GPU beyond the peak reserved memory")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->footer("fits: our peak reserved memory plus the margin within the system's mem_gbs on every stage.");
   return [sub, args]() { return sub->parsed() ? do_validate(*args) : -1; };
 }
 

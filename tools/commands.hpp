@@ -8,6 +8,10 @@
 
 namespace simumax::tools {
 
+// The exit code of `run --require-fit` when a stage does not fit in GPU memory: distinct from 2 (bad input) and
+// 3 (our bug).
+inline constexpr int kExitDoesNotFit = 4;
+
 // Each returns the action of its subcommand: the exit code, or -1 when another subcommand was chosen.
 std::function<int()> add_run(CLI::App& app);
 std::function<int()> add_validate(CLI::App& app);

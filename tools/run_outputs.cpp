@@ -5,6 +5,8 @@
 #include "engine/common/error.hpp"
 #include "engine/common/logging.hpp"
 #include "engine/report/memory_artifacts.hpp"
+#include "engine/report/simumax_memory.hpp"
+#include "engine/report/simumax_results.hpp"
 #include "engine/report/trace_writer.hpp"
 
 namespace simumax::tools {
@@ -25,6 +27,10 @@ void add_output_options(CLI::App& sub, OutputArgs& a) {
                  "refuse to write a trace and memory files estimated larger than this together (MiB)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  sub.add_flag("--simumax-outputs", a.simumax,
+               "also write SimuMax's files under their own names, keys and units: compute_result.json, "
+               "mem_result.json, base_info.json, simu_memory_result.json, simu_memory_snapshot.json and "
+               "tracing_logs.json (for --trace-ranks)");
   sub.add_flag("--memory", a.memory,
                "write memory_timeline.json, memory_snapshot.json and memory_snapshot.pickle (PyTorch memory_viz)");
 }
@@ -48,7 +54,7 @@ void check_output_size(const OutputArgs& a, uint64_t memory_bytes, uint64_t trac
 std::vector<std::string> write_outputs(const std::string& dir, const config::Scenario& s, const RunResult& r,
                                        const OutputArgs& a) {
   std::vector<std::string> written;
-  if (!a.trace && !a.memory) return written;
+  if (!a.trace && !a.memory && !a.simumax) return written;
   const report::RunView v{s, r.model, r.cost, r.graph, r.timeline, r.summary.granularity};
   const std::vector<uint32_t> ranks = report::select_ranks(r.graph, r.timeline, a.trace_ranks);
   if (a.trace_ranks == "all" && static_cast<int64_t>(r.graph.num_ranks) < s.strategy.world_size) {
@@ -62,6 +68,18 @@ std::vector<std::string> write_outputs(const std::string& dir, const config::Sce
   o.max_mib = a.trace_max_mb;
   check_output_size(a, a.memory ? report::estimate_memory_artifact_bytes(v, ranks) : 0,
                     a.trace ? report::estimate_trace_size(v, o).bytes : 0);
+  if (a.simumax) {
+    for (auto& p : report::write_simumax_results(dir, {s, r.model, r.cost, r.summary})) written.push_back(p);
+    for (auto& p : report::write_simu_memory(dir, v, ranks)) written.push_back(p);
+    // tracing_logs.json, unless --trace --trace-format simumax writes it below.
+    if (!(a.trace && a.trace_format == "simumax")) {
+      report::TraceOptions simumax_trace = o;
+      simumax_trace.format = report::TraceFormat::kSimumax;
+      const std::string path = dir + "/" + report::trace_file_name(simumax_trace.format);
+      report::write_trace(path, v, simumax_trace);
+      written.push_back(path);
+    }
+  }
   if (a.memory) {
     report::write_memory_artifacts(dir, v, ranks);
     for (const char* f : {"memory_timeline.json", "memory_snapshot.json", "memory_snapshot.pickle"}) {

@@ -17,9 +17,15 @@ struct OutputArgs {
   std::string trace_format = "chrome";  // chrome | simumax
   bool memory = false;                 // write memory_timeline.json, memory_snapshot.json/.pickle
   double max_output_mb = 2048;         // refuse when the trace and memory files together are estimated larger (MiB)
+  bool simumax = false;                // SimuMax's files under their own names (--simumax-outputs)
 };
 
 void add_output_options(CLI::App& sub, OutputArgs& a);
+
+// The files --simumax-outputs writes (SimuMax's PerfLLM.analysis and simulate names).
+inline constexpr const char* kSimumaxFiles[] = {"compute_result.json",      "mem_result.json",
+                                                 "base_info.json",           "simu_memory_result.json",
+                                                 "simu_memory_snapshot.json", "tracing_logs.json"};
 
 // Writes what `a` asks for into the folder `dir` and returns the paths written. Throws common::UsageError for a
 // bad --trace-ranks, a trace over --trace-max-mb, or files estimated over --max-output-mb together (nothing of

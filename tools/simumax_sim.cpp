@@ -10,8 +10,11 @@
 int main(int argc, char** argv) {
   CLI::App app{"simumax-sim: simulate one training step of a Megatron-style LLM job on a GPU cluster"};
   app.require_subcommand(1);
+  // Options a subcommand does not know go up to the app: `run x.json --log-level info` works as the README writes.
+  app.fallthrough();
   std::string log_level = "warn";
-  app.add_option("--log-level", log_level, "log level on stderr: trace, debug, info, warn, error, off")
+  app.add_option("--log-level", log_level, "log level on stderr: trace, debug, info (one line per pipeline stage), warn, error, off; before or after "
+                 "the command")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   std::vector<std::function<int()>> actions = {
       simumax::tools::add_run(app),      simumax::tools::add_validate(app),  simumax::tools::add_calibrate(app),         simumax::tools::add_search(app, argv[0]),

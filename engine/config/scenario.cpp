@@ -21,11 +21,12 @@ constexpr const char* kSharedPrefix = "${SHARED}/";
 std::string resolve_path(const ObjectReader& r, const std::string& key, const std::string& raw) {
   const std::string prefix = kSharedPrefix;
   if (raw.compare(0, prefix.size(), prefix) == 0) {
-    const char* shared = std::getenv("SIMUMAX_SHARED_DIR");
-    if (shared == nullptr || *shared == '\0') {
-      r.fail(key, "\"" + raw + "\" uses ${SHARED}, but SIMUMAX_SHARED_DIR is not set; set it to the shared/ folder");
+    const std::optional<std::string> shared = shared_dir();
+    if (!shared) {
+      r.fail(key, "\"" + raw + "\" uses ${SHARED}, but SIMUMAX_SHARED_DIR is not set and ../shared is not a "
+                  "folder; set SIMUMAX_SHARED_DIR to the shared/ folder");
     }
-    return (fs::path(shared) / raw.substr(prefix.size())).lexically_normal().string();
+    return (fs::path(*shared) / raw.substr(prefix.size())).lexically_normal().string();
   }
   const fs::path path(raw);
   if (path.is_absolute()) return raw;
@@ -74,6 +75,14 @@ void apply_overrides(ObjectReader& r, const Json& doc, const std::string& key, J
 }
 
 }  // namespace
+
+std::optional<std::string> shared_dir() {
+  const char* env = std::getenv("SIMUMAX_SHARED_DIR");
+  if (env != nullptr && *env != '\0') return std::string(env);
+  std::error_code ec;
+  if (fs::is_directory("../shared", ec)) return std::string("../shared");
+  return std::nullopt;
+}
 
 Scenario load_scenario(const std::string& path) {
   const Json doc = detail::parse_json_file(path);

@@ -29,13 +29,18 @@ struct Scenario {
 
 // Reads a scenario file (JSON): {"name"?, "description"?, "model": path or inline object, "strategy": ...,
 // "system": ..., "platform"?: path, "model_overrides"?: {...}, "strategy_overrides"?: {...}}.
-// Paths are relative to the scenario file's folder; a path starting with "${SHARED}/" is relative to the
-// folder named by the environment variable SIMUMAX_SHARED_DIR (an error if it is unset). Overrides replace
+// Paths are relative to the scenario file's folder; a path starting with "${SHARED}/" is relative to
+// shared_dir() (an error if there is none). Overrides replace
 // top-level keys of the loaded model / strategy JSON before it is read. Keys starting with '_' are comments
 // (in every file this stage reads). `name` defaults to the scenario file's stem. Runs check_scenario.
 // Throws common::ConfigError naming the file and field (an override's error names the scenario file and
 // "/strategy_overrides/<key>").
 Scenario load_scenario(const std::string& path);
+
+// The shared/ folder that "${SHARED}/" in a scenario and the validation cases' system_file refer to, one rule
+// for every command: $SIMUMAX_SHARED_DIR when set (not empty), else ../shared when it is a folder (from the
+// current folder: the checkout's sibling when run from the repository root), else nullopt.
+std::optional<std::string> shared_dir();
 
 // Same, from three config files directly (no scenario file); `name` is "<model stem>_<strategy stem>".
 // Runs check_scenario.

@@ -143,7 +143,7 @@ TEST(Scenario, SharedPrefixNeedsTheEnvironmentVariable) {
   EXPECT_EQ(std::string(e.what()),
             path +
                 ": /model: \"${SHARED}/simumax-configs/models/llama3-70b.json\" uses ${SHARED}, but "
-                "SIMUMAX_SHARED_DIR is not set; set it to the shared/ folder");
+                "SIMUMAX_SHARED_DIR is not set and ../shared is not a folder; set SIMUMAX_SHARED_DIR to the shared/ folder");
 }
 
 TEST(Scenario, MissingPartAndBadPlatformAreErrors) {

@@ -63,6 +63,8 @@ class Builder {
     while (bytes > 0 && !live_.empty()) bytes = take(pop(live_), bytes, seconds);
   }
 
+  void set_task(uint32_t t) { task_ = t; }
+
  private:
   // The newest still-live allocation of a stack (entries already freed through the other stack are skipped).
   uint32_t pop(std::vector<uint32_t>& stack) {
@@ -87,7 +89,7 @@ class Builder {
     return 0;
   }
   void event(double seconds, uint32_t a, bool is_free, int64_t change) {
-    ra_.events.push_back({seconds, a, is_free});
+    ra_.events.push_back({seconds, a, is_free, task_});
     total_ += change;
     if (total_ >= ra_.peak_bytes) {  // ties: the later point, as analyze_memory
       ra_.peak_bytes = total_;
@@ -96,6 +98,7 @@ class Builder {
   }
 
   RankAllocations& ra_;
+  uint32_t task_ = graph::kNoOpRef;  // the task whose events are being added
   int64_t total_ = 0;
   std::map<Key, std::vector<uint32_t>> saved_;  // live activations by what saved them, newest last
   std::vector<uint32_t> live_;                  // every activation in allocation order, newest last
@@ -124,6 +127,7 @@ RankAllocations rank_allocations(const graph::TaskGraph& g, const executor::Time
     const auto& task = g.tasks[t];
     if (!is_memory_task(task, rank)) continue;
     const std::string name = label(g, task);
+    b.set_task(t);
     uint32_t transient = graph::kNoOpRef;
     if (task.mem_peak_bytes > 0) {
       transient = b.alloc(name + " (transient)", AllocKind::kTransient, task.mem_peak_bytes, t, tl.start[t]);

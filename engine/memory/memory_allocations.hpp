@@ -34,6 +34,7 @@ struct MemoryEvent {
   double seconds = 0;
   uint32_t allocation = 0;  // index into RankAllocations::allocations
   bool free = false;
+  uint32_t task = graph::kNoOpRef;  // the memory task whose start or end this is (kNoOpRef: static)
 };
 
 struct RankAllocations {

@@ -7,6 +7,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/units.hpp"
+#include "engine/report/simumax_strings.hpp"
 
 namespace simumax::report {
 
@@ -55,27 +56,28 @@ void fill_stage_times(StageSummary& ss, const config::Scenario& s, const model::
   ss.optimizer_ms = common::ms(cc.optimizer.seconds);
 }
 
-// Micro-batches other than the running one whose forward caches are live at `peak_task` on rank `r`
-// (SimuMax's cached_micro_batch_num).
+// Forward caches other than the running one's that are live at `peak_task` on rank `r` (SimuMax's
+// cached_micro_batch_num): one per micro-batch, and with an interleaved pipeline one per micro-batch and virtual
+// chunk (each chunk's forward leaves its own cache).
 int64_t cached_micro_batches(const graph::TaskGraph& g, const executor::Timeline& tl, uint32_t r,
                              uint32_t peak_task) {
   if (peak_task == graph::kNoGroup) return 0;
   const double t = tl.start[peak_task];
-  const int32_t running = g.tasks[peak_task].microbatch;
-  std::vector<double> fwd_end, bwd_end;
+  const auto running = std::pair(g.tasks[peak_task].microbatch, std::max(g.tasks[peak_task].chunk, 0));
+  std::map<std::pair<int32_t, int32_t>, std::pair<double, double>> ends;  // (mb, chunk) -> (fwd end, bwd end)
   for (uint32_t i = 0; i < g.size(); ++i) {
     const auto& task = g.tasks[i];
     if (task.group != graph::kNoGroup || task.rank != r || task.microbatch < 0) continue;
-    auto& v = task.pass == graph::Pass::kForward ? fwd_end : bwd_end;
     if (task.pass != graph::Pass::kForward && task.pass != graph::Pass::kBackward) continue;
-    if (v.size() <= static_cast<size_t>(task.microbatch)) v.resize(task.microbatch + 1, 0.0);
-    v[task.microbatch] = std::max(v[task.microbatch], tl.end[i]);
+    auto& e = ends.try_emplace({task.microbatch, std::max(task.chunk, 0)}, 0.0, -1.0).first->second;
+    double& end = task.pass == graph::Pass::kForward ? e.first : e.second;
+    end = std::max(end, tl.end[i]);
   }
   int64_t n = 0;
-  for (size_t mb = 0; mb < fwd_end.size(); ++mb) {
-    const bool done_fwd = fwd_end[mb] <= t;
-    const bool freed = mb < bwd_end.size() && bwd_end[mb] <= t;
-    if (static_cast<int32_t>(mb) != running && done_fwd && !freed) ++n;
+  for (const auto& [key, e] : ends) {
+    const bool done_fwd = e.first <= t;
+    const bool freed = e.second >= 0 && e.second <= t;
+    if (key != running && done_fwd && !freed) ++n;
   }
   return n;
 }
@@ -106,6 +108,7 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
   const auto& st = s.strategy;
   Summary out;
   out.name = s.name;
+  out.model_name = s.model.model_name;
   out.executor = tl.executor;
   out.world_size = st.world_size;
   out.tp = st.tp_size, out.cp = st.cp_size, out.pp = st.pp_size, out.dp = st.dp_size();
@@ -145,6 +148,10 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
   out.tokens_per_s = static_cast<double>(out.tokens_per_iter) / step_s;
   out.tokens_per_s_per_gpu = out.tokens_per_s / static_cast<double>(st.world_size);
   out.gpu_memory_bytes = s.system.mem_gbs * common::kGiB;
+  out.gpu_memory_gib = s.system.mem_gbs;
+  out.param_count = param_counts(s, m).all();
+  out.dtype = std::string(simumax_dtype(st)) + ", grad_reduce " + (st.grad_reduce_in_bf16 ? "bf16" : "fp32");
+  out.recompute = simumax_recompute_status(st);
   out.stages.resize(st.pp_size);
   for (int64_t p = 0; p < st.pp_size; ++p) {
     out.stages[p].stage = static_cast<int>(p);
@@ -181,8 +188,25 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
     out.peak_alloc_bytes_max = std::max(out.peak_alloc_bytes_max, ss.peak_alloc_bytes);
     out.peak_reserved_bytes_max = std::max(out.peak_reserved_bytes_max, ss.peak_reserved_bytes);
   }
+  judge_fit(out, 0);
   check_invariants(out);
   return out;
+}
+
+void judge_fit(Summary& s, double margin_bytes) {
+  s.memory_margin_bytes = margin_bytes;
+  s.fits = true;
+  for (size_t i = 0; i < s.stages.size(); ++i) {
+    auto& st = s.stages[i];
+    st.headroom_bytes = s.gpu_memory_bytes - margin_bytes - st.peak_reserved_bytes;
+    st.fits = st.headroom_bytes >= 0;
+    s.fits = s.fits && st.fits;
+    if (i == 0 || st.headroom_bytes < s.headroom_bytes) s.headroom_bytes = st.headroom_bytes;
+  }
+}
+
+double headroom_percent(const Summary& s, double headroom_bytes) {
+  return s.gpu_memory_bytes > 0 ? 100.0 * headroom_bytes / s.gpu_memory_bytes : 0.0;
 }
 
 }  // namespace simumax::report

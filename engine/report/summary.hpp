@@ -34,11 +34,15 @@ struct StageSummary {
   int64_t weight_bytes = 0, grad_bytes = 0, optimizer_state_bytes = 0, other_bytes = 0;
   int64_t activation_bytes_at_peak = 0, transient_bytes_at_peak = 0;
   std::string peak_task;          // what ran at the peak
-  int64_t cached_micro_batches = 0;  // forward caches live at the peak
+  int64_t cached_micro_batches = 0;  // other forward caches live at the peak (VPP: per micro-batch and chunk)
+  // Fit verdict (judge_fit): the stage fits when peak_reserved_bytes + the margin <= the GPU memory.
+  bool fits = true;
+  double headroom_bytes = 0;      // GPU memory - margin - peak reserved (negative: missing)
 };
 
 struct Summary {
   std::string name;
+  std::string model_name;               // the model config's model_name (may be empty)
   std::string executor;
   std::string granularity;
   std::string scope;
@@ -57,7 +61,16 @@ struct Summary {
   int64_t peak_alloc_bytes_max = 0;
   double peak_reserved_bytes_max = 0;
   double gpu_memory_bytes = 0;
+  double gpu_memory_gib = 0;            // the system's mem_gbs as the config gives it (printed as is)
+  double memory_margin_bytes = 0;       // kept free on every GPU by the fit verdict (run --memory-margin-gib)
+  bool fits = true;                     // every stage fits
+  double headroom_bytes = 0;            // the smallest stage headroom
   cost::Nets nets;
+  // What the SimuMax-style console lines print: parameters of the whole model (SimuMax's param_numel_info
+  // "all"), dtype, recompute status.
+  double param_count = 0;
+  std::string dtype;                    // "bf16" or "fp8", and the gradient-reduce dtype
+  std::string recompute;                // SimuMax's StrategyConfig.recompute_status text
   size_t num_tasks = 0;
   std::string fidelity;                // "megatron" or "simumax" (config::Fidelity)
   // Megatron fidelity: the machine calibration used and where it came from (SystemConfig::calibration_source).
@@ -75,6 +88,12 @@ struct Summary {
 Summary summarize(const config::Scenario& s, const model::StepModel& m, const cost::StepCost& c,
                   const graph::TaskGraph& g, const executor::Timeline& tl,
                   const std::vector<memory::RankMemory>& mem);
+
+// The fit verdict of every stage and of the whole step, with `margin_bytes` kept free on each GPU. summarize()
+// applies it with no margin; a caller with a margin applies it again. REQUIRES: margin_bytes >= 0.
+void judge_fit(Summary& s, double margin_bytes);
+// Headroom as a percentage of the GPU memory (0 when the GPU memory is 0).
+double headroom_percent(const Summary& s, double headroom_bytes);
 
 // Deterministic JSON (same inputs -> byte-identical text).
 std::string summary_json(const Summary& s);

@@ -1,13 +1,16 @@
 // summary.json: names follow SimuMax's compute_result.json / mem_result.json where a counterpart exists.
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
+#include "engine/common/units.hpp"
 #include "engine/report/summary.hpp"
 
 namespace simumax::report {
 
 namespace {
 
-nlohmann::ordered_json stage_json(const StageSummary& s) {
+nlohmann::ordered_json stage_json(const StageSummary& s, double headroom_pct) {
   nlohmann::ordered_json j;
   j["stage"] = s.stage;
   j["kind"] = s.kind;
@@ -33,6 +36,9 @@ nlohmann::ordered_json stage_json(const StageSummary& s) {
   m["cached_micro_batch_num"] = s.cached_micro_batches;
   m["peak_task"] = s.peak_task;
   j["memory"] = m;
+  j["fits"] = s.fits;
+  j["headroom_gib"] = common::gib(s.headroom_bytes);
+  j["headroom_percent"] = headroom_pct;
   return j;
 }
 
@@ -67,6 +73,16 @@ std::string summary_json(const Summary& s) {
   j["peak_alloc_bytes_max"] = s.peak_alloc_bytes_max;
   j["peak_reserved_bytes_max"] = s.peak_reserved_bytes_max;
   j["gpu_memory_bytes"] = s.gpu_memory_bytes;
+  j["gpu_memory_gib"] = s.gpu_memory_gib;
+  // The verdict: every stage's peak reserved memory plus the margin within the GPU memory.
+  j["fit"] = {{"fits", s.fits},
+              {"memory_margin_gib", common::gib(s.memory_margin_bytes)},
+              {"headroom_gib", common::gib(s.headroom_bytes)},
+              {"headroom_percent", headroom_percent(s, s.headroom_bytes)},
+              {"rule", "peak reserved + margin <= gpu memory, on every stage"}};
+  j["param_count"] = static_cast<int64_t>(std::llround(s.param_count));
+  j["dtype"] = s.dtype;
+  j["recompute"] = s.recompute;
   j["nets"] = {{"tp_net", s.nets.tp}, {"cp_net", s.nets.cp}, {"pp_net", s.nets.pp}, {"dp_net", s.nets.dp},
                {"ep_net", s.nets.ep}, {"etp_net", s.nets.etp}, {"edp_net", s.nets.edp}};
   j["num_tasks"] = s.num_tasks;
@@ -75,7 +91,7 @@ std::string summary_json(const Summary& s) {
   for (const auto& [op, keys] : s.miss_efficiency) j["miss_efficiency"][op] = keys;
   j["miss_efficiency_fallback"] = s.misses_interpolated ? "nearest measured shapes" : "efficient_factor";
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-  for (const auto& st : s.stages) stages.push_back(stage_json(st));
+  for (const auto& st : s.stages) stages.push_back(stage_json(st, headroom_percent(s, st.headroom_bytes)));
   j["stages"] = stages;
   return j.dump(2) + "\n";
 }

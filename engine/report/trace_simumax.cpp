@@ -124,8 +124,16 @@ void slice_event(std::string& b, const RunView& v, const Slice& s, uint32_t rank
   append_int(b, static_cast<int64_t>(id));
   b += ",\"args\":{\"call_stack\":";
   call_stack(b, v, t, rank, n.base);
-  b += comm ? ",\"stream_type\":\"comm\",\"lane\":\"comm\",\"lane_base\":\"comm\""
-            : ",\"stream_type\":\"comp\",\"lane\":\"comp\",\"lane_base\":\"comp\"";
+  // SimuMax's values (core/generate_tracing.py): stream_type "compute" or "comm"; a pipeline send/recv's lane is
+  // its packed sub-lane "pp_detail_<k>" (lane_base "pp_detail", detail_lane_idx k), a collective's "comm".
+  if (!comm) {
+    b += ",\"stream_type\":\"compute\",\"lane\":\"compute\",\"lane_base\":\"compute\"";
+  } else if (s.lane == 2) {
+    b += ",\"stream_type\":\"comm\",\"lane\":\"pp_detail_" + std::to_string(s.sub) +
+         "\",\"lane_base\":\"pp_detail\",\"detail_lane_idx\":" + std::to_string(s.sub);
+  } else {
+    b += ",\"stream_type\":\"comm\",\"lane\":\"comm\",\"lane_base\":\"comm\"";
+  }
   b += ",\"direction\":\"";
   b += direction(t.pass);
   b += "\",\"gid\":";
@@ -205,6 +213,14 @@ void meta(std::string& b, const char* what, const std::string& pid, const std::s
   b += "}},\n";
 }
 
+// SimuMax's thread order (generate_tracing.py _thread_sort_index): fwd compute 2, bwd compute 3, pipeline
+// sub-lane k 60 + k, collectives 80, any other lane (our extra sub-lanes) 100.
+int thread_sort_index(uint16_t lane, uint16_t sub) {
+  constexpr int kIndex[kLanes] = {2, 3, 60, 80};
+  if (lane == 2) return kIndex[lane] + sub;
+  return sub == 0 ? kIndex[lane] : 100;
+}
+
 void metadata(std::string& b, const RankSlices& rs, const std::string& pid, uint32_t job) {
   meta(b, "process_name", pid, "", "name", pid);
   meta(b, "process_sort_index", pid, "", "sort_index", std::to_string(job));
@@ -212,7 +228,7 @@ void metadata(std::string& b, const RankSlices& rs, const std::string& pid, uint
     for (uint16_t sub = 0; sub < rs.subs_per_lane[lane]; ++sub) {
       const std::string tid = quoted(tid_name(lane, sub));
       meta(b, "thread_name", pid, tid, "name", tid);
-      meta(b, "thread_sort_index", pid, tid, "sort_index", std::to_string(100 * lane + sub));
+      meta(b, "thread_sort_index", pid, tid, "sort_index", std::to_string(thread_sort_index(lane, sub)));
     }
   }
 }

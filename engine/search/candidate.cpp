@@ -229,11 +229,15 @@ std::string reason_key(const ConfigError& e) {
   }
   std::istringstream words(rule);
   // A rule that already names its field ("ep_size*etp_size*pp_size = ...") is not prefixed with it again.
-  std::string word, key = rule.rfind(field, 0) == 0 ? "" : field;
+  std::string word, prev, key = rule.rfind(field, 0) == 0 ? "" : field;
   while (words >> word) {
     const bool has_digit = std::any_of(word.begin(), word.end(), [](char ch) { return std::isdigit(ch); });
-    if (has_digit || word == "=") continue;
+    // A number after a comparison is the rule's bound ("needs pp_size > 1"), not this candidate's value: kept,
+    // or the reason reads cut ("needs pp_size >").
+    const bool bound = prev == ">" || prev == ">=" || prev == "<" || prev == "<=";
+    if ((has_digit && !bound) || word == "=") continue;
     key += (key.empty() ? "" : " ") + word;
+    prev = word;
   }
   return key;
 }

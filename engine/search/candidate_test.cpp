@@ -56,6 +56,10 @@ TEST(Candidate, ReasonKeyDropsNumbersAndExplanations) {
                                "ep_size*etp_size*pp_size = 4*1*2 = 8 does not divide world_size "
                                "12, so the expert-data-parallel size is not whole");
   EXPECT_EQ(reason_key(ep), "ep_size*etp_size*pp_size does not divide world_size");
+  // Issue #14: the bound of a comparison is part of the rule ("needs pp_size >" read as cut).
+  const common::ConfigError vpp("s.json", "/interleaving_size",
+                                "2 needs pp_size > 1: virtual stages interleave model chunks over pipeline ranks");
+  EXPECT_EQ(reason_key(vpp), "interleaving_size needs pp_size > 1");
 }
 
 TEST(Candidate, StrategyCarriesTheSearchedFields) {

@@ -111,7 +111,7 @@ std::vector<size_t> closest_misses(const SearchResult& r, size_t n) {
 
 std::string counts_text(const SearchResult& r, const SearchRequest& q) {
   std::string out = fmt::format(
-      "{} candidates: {} evaluated in {:.3f} s on {} threads ({:.0f}/s), {} fit in {:.1f} GiB with a {:g} GiB margin, "
+      "{} candidates: {} evaluated in {:.3f} s on {} threads ({:.0f}/s), {} fit in {:.10g} GiB with a {:g} GiB margin, "
       "{} too big, {} skipped{}\n",
       r.candidates.size(), r.evaluated, r.eval_seconds, r.threads,
       r.eval_seconds > 0 ? static_cast<double>(r.candidates.size()) / r.eval_seconds : 0.0, r.ranking.size(),

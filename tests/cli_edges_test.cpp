@@ -1,0 +1,225 @@
+// Issue #14: the fit verdict (table, summary.json, --require-fit) and the command line's rough edges (-o checks,
+// --log-level after the command, a scenario's platform under the fast executor, one ${SHARED} rule, validate's
+// --json / --csv, the micro-batch search's header). Runs the CLI from the repository root.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/common/target.hpp"
+#include "tests/cli_runner.hpp"
+
+namespace simumax::tests {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+const std::string kShared = SIMUMAX_SHARED_DIR;
+
+fs::path temp_dir(const std::string& tag) {
+  const fs::path d = fs::temp_directory_path() / ("simumax-edges-" + tag + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// Llama3-70B at tp1 pp1 dp8 on A100s (issue #14's example): ~580 GiB a GPU.
+std::vector<std::string> llama70b_dp8(const fs::path& out) {
+  return {"run", "--model", "models/llama3-70b.json", "--strategy",
+          kShared + "/simumax-configs/strategy/tp1_pp1_dp8_mbs1.json", "--system", "platforms/a100_pcie.json", "-o",
+          out.string()};
+}
+
+TEST(FitVerdict, AMisfitIsLoudInTheTableAndTheSummaryAndFailsOnlyWhenAsked) {
+  const fs::path d = temp_dir("misfit");
+  const auto r = run_cli(llama70b_dp8(d / "a"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("of 80 GiB: DOES NOT FIT\nDOES NOT FIT: "), std::string::npos) << r.out;
+  const Json s = Json::parse(read_file((d / "a/summary.json").string()));
+  EXPECT_FALSE(s.at("fit").at("fits").get<bool>());
+  EXPECT_LT(s.at("fit").at("headroom_gib").get<double>(), -400);
+  EXPECT_NEAR(s.at("fit").at("headroom_percent").get<double>(), 100 * s.at("fit").at("headroom_gib").get<double>() / 80,
+              1e-9);
+  EXPECT_FALSE(s.at("stages").at(0).at("fits").get<bool>());
+  auto args = llama70b_dp8(d / "b");
+  args.push_back("--require-fit");
+  const auto strict = run_cli(args);
+  EXPECT_EQ(strict.exit_code, 4);
+  EXPECT_NE(strict.err.find("does not fit in GPU memory (--require-fit): exit 4"), std::string::npos) << strict.err;
+  EXPECT_TRUE(fs::exists(d / "b/summary.json")) << "the files are written all the same";
+  fs::remove_all(d);
+}
+
+TEST(FitVerdict, AFitShowsItsHeadroomAndAMarginCanTurnItIntoAMisfit) {
+  const fs::path d = temp_dir("fit");
+  const std::string scenario = "scenarios/examples/llama3-8b_tp1_pp2_dp4_mbs1_a100.json";
+  const auto r = run_cli({"run", scenario, "--require-fit", "-o", (d / "a").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("of 80 GiB: fits, headroom "), std::string::npos) << r.out;
+  const Json s = Json::parse(read_file((d / "a/summary.json").string()));
+  EXPECT_TRUE(s.at("fit").at("fits").get<bool>());
+  const double headroom = s.at("fit").at("headroom_gib").get<double>();
+  EXPECT_NEAR(headroom, 80 - s.at("peak_reserved_bytes_max").get<double>() / (1024.0 * 1024 * 1024), 1e-9);
+  for (const auto& st : s.at("stages")) EXPECT_TRUE(st.at("fits").get<bool>());
+  const auto tight = run_cli({"run", scenario, "--require-fit", "--memory-margin-gib", std::to_string(headroom + 1),
+                              "-o", (d / "b").string()});
+  EXPECT_EQ(tight.exit_code, 4) << tight.out;
+  EXPECT_NE(tight.out.find("(after a margin of "), std::string::npos) << tight.out;
+  fs::remove_all(d);
+}
+
+TEST(FitVerdict, TheSystemsMemoryIsPrintedAsTheConfigSaysIt) {
+  const fs::path d = temp_dir("memgbs");
+  Json sys = Json::parse(read_file("platforms/a100_pcie.json"));
+  sys["accelerator"]["mem_gbs"] = 0.08;
+  std::ofstream(d / "tiny.json") << sys.dump(2);
+  const auto r = run_cli({"run", "--model", "models/llama3-8b.json", "--strategy",
+                          kShared + "/simumax-configs/strategy/tp1_pp2_dp4_mbs1.json", "--system",
+                          (d / "tiny.json").string(), "-o", (d / "out").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" of 0.08 GiB: DOES NOT FIT"), std::string::npos) << r.out;
+  EXPECT_DOUBLE_EQ(Json::parse(read_file((d / "out/summary.json").string())).at("gpu_memory_gib").get<double>(), 0.08);
+  fs::remove_all(d);
+}
+
+TEST(FitVerdict, TheConsoleSaysWhatSimumaxPrints) {
+  const fs::path d = temp_dir("console");
+  const auto r = run_cli({"run", "scenarios/examples/llama3-8b_tp1_pp2_dp4_mbs1_a100.json", "-o", d.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(8.03B parameters), dtype bf16, grad_reduce fp32, recompute: No Recompute\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\nnets       tp "), std::string::npos) << r.out;
+  // Qwen3-32B's shapes are not in SimuMax's A100 tables: every missing one is listed, as SimuMax prints its dict.
+  const auto q = run_cli({"run", "--model", "models/qwen3-32b.json", "--strategy",
+                          kShared + "/simumax-configs/strategy/tp2_pp1_dp4_mbs1.json", "--system",
+                          "platforms/a100_pcie.json", "-o", (d / "q").string()});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  const Json s = Json::parse(read_file((d / "q/summary.json").string()));
+  ASSERT_GT(s.at("efficiency_table_misses").get<int>(), 0);
+  for (const auto& [op, shapes] : s.at("miss_efficiency").items()) {
+    for (const auto& shape : shapes) {
+      EXPECT_NE(q.out.find("             " + op + ": " + shape.get<std::string>() + "\n"), std::string::npos) << shape;
+    }
+  }
+  fs::remove_all(d);
+}
+
+TEST(Cli, LogLevelIsAcceptedAfterTheCommandAndInfoGivesALinePerStage) {
+  const fs::path d = temp_dir("log");
+  const auto r = run_cli({"run", "scenarios/default.json", "-q", "-o", d.string(), "--log-level", "info"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* stage : {"config: ", "model: ", "cost: ", "graph: ", "executor: ", "memory: ", "report: "}) {
+    EXPECT_NE(r.err.find(stage), std::string::npos) << stage << " missing in:\n" << r.err;
+  }
+  fs::remove_all(d);
+}
+
+TEST(Cli, EveryOutputOptionRefusesAFileOrAnUncreatableFolderWithExit2) {
+  const fs::path d = temp_dir("out");
+  std::ofstream(d / "a_file") << "x";
+  const std::string file = (d / "a_file").string(), folder = d.string(), under_file = file + "/sub";
+  const std::vector<std::vector<std::string>> cases = {
+      {"run", "scenarios/default.json", "-q", "-o", file},
+      {"run", "scenarios/default.json", "-q", "-o", under_file},
+      {"search", "--model", "models/llama3-70b.json", "--system", "platforms/b200_bf16.json", "--world-size", "8",
+       "--global-batch-size", "8", "--seq-len", "4096", "-q", "-o", file},
+      {"validate", kShared + "/validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc8.json", "--json", folder},
+      {"validate", kShared + "/validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc8.json", "--csv", under_file + "/v.csv"},
+      {"platform", "platforms/b200_bf16.json", "--nodes", "2", "-o", folder},
+      {"calibrate", kShared + "/validation/b200", "-o", under_file + "/c.json"},
+  };
+  for (const auto& args : cases) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args.back() << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  }
+  fs::remove_all(d);
+}
+
+TEST(Cli, AScenariosPlatformUnderTheFastExecutorIsNoted) {
+  const fs::path d = temp_dir("platform");
+  const auto r = run_cli({"run", "scenarios/whatif/llama3_70b_tp8_pp2_dp8_fat_tree_4to1.json", "-q", "-o", d.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("note: the scenario names the platform "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("add --executor sim"), std::string::npos) << r.err;
+  fs::remove_all(d);
+}
+
+// One ${SHARED} rule for run and validate: $SIMUMAX_SHARED_DIR, else ../shared from the current folder.
+TEST(Cli, SharedFallsBackToTheSiblingFolderInRunAsInValidate) {
+  const fs::path d = temp_dir("shared");
+  fs::create_directories(d / "work");
+  fs::create_directory_symlink(fs::absolute(kShared), d / "shared");
+  const fs::path root = fs::current_path();
+  const char* saved = std::getenv("SIMUMAX_SHARED_DIR");
+  const std::string restore = saved ? saved : "";
+  ::unsetenv("SIMUMAX_SHARED_DIR");
+  fs::current_path(d / "work");
+  const auto run = run_cli({"run", (root / "scenarios/examples/llama3-8b_tp1_pp2_dp4_mbs1_a100.json").string(), "-q",
+                            "-o", "out"});
+  const auto validate = run_cli({"validate", "../shared/validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc8.json"});
+  fs::current_path(d);
+  fs::remove(d / "shared");
+  const auto missing = run_cli({"run", (root / "scenarios/examples/llama3-8b_tp1_pp2_dp4_mbs1_a100.json").string(),
+                                "-q", "-o", "out2"});
+  fs::current_path(root);
+  if (saved) ::setenv("SIMUMAX_SHARED_DIR", restore.c_str(), 1);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(validate.exit_code, 0) << validate.err;
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("SIMUMAX_SHARED_DIR is not set and ../shared is not a folder"), std::string::npos)
+      << missing.err;
+  fs::remove_all(d);
+}
+
+TEST(Cli, ValidateWritesJsonAndCsvWithAFitVerdictPerCase) {
+  const fs::path d = temp_dir("validate");
+  const auto r = run_cli({"validate", kShared + "/validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc8.json",
+                          kShared + "/validation/a100/a100_llama3_8b_l32_tp2_pp1_dp4_mbc8.json", "--json",
+                          (d / "v.json").string(), "--csv", (d / "v.csv").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json v = Json::parse(read_file((d / "v.json").string()));
+  ASSERT_EQ(v.at("cases").size(), 2u);
+  EXPECT_EQ(v.at("cases_run"), 2);
+  for (const auto& c : v.at("cases")) {
+    EXPECT_EQ(c.at("status"), "ok");
+    EXPECT_TRUE(c.at("fits").is_boolean());
+    EXPECT_GT(c.at("ours_ms").get<double>(), 0);
+  }
+  EXPECT_TRUE(v.at("time_ours_vs_real_mape_pct").is_number());
+  const std::string csv = read_file((d / "v.csv").string());
+  EXPECT_EQ(csv.rfind("case,status,reason,ours_ms,simumax_ms,real_ms,", 0), 0u) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  fs::remove_all(d);
+}
+
+TEST(Cli, TheMicroBatchSearchSaysWhatItRankedBy) {
+  const fs::path d = temp_dir("mbs");
+  const auto r = run_cli({"search", "--model", "models/llama3-8b.json", "--system", "platforms/a100_pcie.json",
+                          "--strategy", kShared + "/simumax-configs/strategy/tp1_pp2_dp4_mbs1.json", "--world-size",
+                          "8", "--global-batch-size", "32", "--search", "micro-batch", "-o", d.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ranked by the largest micro-batch size that fits (SimuMax's rule), then step-time"),
+            std::string::npos)
+      << r.out;
+  fs::remove_all(d);
+}
+
+// bench printed "ratio 0.990" for both kinds of target, so a shortfall read like a pass.
+TEST(Bench, TheVerdictSaysMetOrMissedForBothKindsOfTarget) {
+  EXPECT_NE(common::target_verdict(0.45, 1, true).find("met "), std::string::npos);
+  EXPECT_NE(common::target_verdict(1.2, 1, true).find("MISSED"), std::string::npos);
+  EXPECT_NE(common::target_verdict(49500, 50000, false).find("MISSED (ratio 0.990, higher is better)"),
+            std::string::npos);
+  EXPECT_NE(common::target_verdict(55000, 50000, false).find("met "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace simumax::tests

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "engine/common/error.hpp"
+#include "engine/common/install_paths.hpp"
 #include "engine/report/trace_compare.hpp"
 #include "engine/report/text_file.hpp"
 #include "tools/commands.hpp"
@@ -21,10 +22,10 @@ struct CompareArgs {
   bool quiet = false;
 };
 
-// The table shipped in the source tree (data/kernel_classes.json), unless $SIMUMAX_KERNEL_CLASSES names another.
+// The shipped table (data/kernel_classes.json of the data folder), unless $SIMUMAX_KERNEL_CLASSES names another.
 std::string default_kernel_classes() {
   if (const char* env = std::getenv("SIMUMAX_KERNEL_CLASSES")) return env;
-  return SIMUMAX_DATA_DIR "/kernel_classes.json";
+  return (common::data_dir() / "data" / "kernel_classes.json").string();
 }
 
 int do_compare(const CompareArgs& a) {
@@ -55,8 +56,8 @@ std::function<int()> add_compare(CLI::App& app) {
                                         "the lowest rank in our trace)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--kernel-classes", args->kernel_classes,
-                  "kernel classification table (default: data/kernel_classes.json of the source tree, or "
-                  "$SIMUMAX_KERNEL_CLASSES)");
+                  "kernel classification table (default: $SIMUMAX_KERNEL_CLASSES, else data/kernel_classes.json "
+                  "of the installed data folder, share/simumax-sim beside bin/)");
   sub->add_option("--json", args->json_out, "also write the comparison as JSON to this file");
   sub->add_flag("-q,--quiet", args->quiet, "print nothing; only write --json");
   return [sub, args]() { return sub->parsed() ? do_compare(*args) : -1; };

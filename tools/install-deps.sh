@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages simumax-sim needs, only those missing. Uses sudo when not root.
 set -eu
 PACKAGES="cmake make g++ pkg-config libsimgrid-dev nlohmann-json3-dev libboost-graph-dev libspdlog-dev \
-libgtest-dev libcli11-dev zlib1g-dev libre2-dev python3"
+libgtest-dev libcli11-dev zlib1g-dev libre2-dev python3 python3-dev pybind11-dev python3-pytest"
 missing=""
 for p in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -176,8 +176,8 @@ def _scenario(scenario):
 def run(scenario, executor="fast", granularity="layer", ranks="stages", platform=None, fidelity=None,
         out=None, trace=False, memory=False):
     """`simumax-sim run scenario`: a scenario file's path, or the same as a dict. Returns summary.json's fields
-    (a Result) with `.table` (the printed table) and `.stages` (one dict per stage); with `out`, writes
-    summary.json there (and trace.json / the memory files when asked), as `run -o`."""
+    (a Result) with `.table` (the printed table) and `.stages` (one dict per stage); with `out` (a folder,
+    created), writes summary.json there, and trace.json / the memory files when asked, listed in `.files`."""
     r = _core.run(_scenario(scenario), executor=executor, granularity=granularity, ranks=ranks,
                   platform=os.fspath(platform) if platform is not None else None, fidelity=fidelity or "")
     result = summary_of(r)

@@ -5,6 +5,7 @@ says otherwise), as the CLI does; candidate records are the flat dicts of search
 GiB, `fits`, `headroom_gib`, `rank`).
 """
 
+import json
 import math
 import os
 from collections.abc import Mapping
@@ -97,6 +98,34 @@ class SearchHelpers:
     def _stage_peaks_gib(self, sr, index):
         run = _core.run(sr.scenario(index), **self._options)
         return [st["memory"]["peak_reserved_bytes"] / float(1 << 30) for st in summary_of(run)["stages"]], run
+
+    def _peak_alloc_bytes(self, **strategy_changes):
+        # One run of the configured job with some strategy fields replaced; the configs themselves are untouched.
+        strategy = dict(self.strategy.to_dict(), **strategy_changes)
+        changed = ", ".join(sorted(strategy_changes))
+        scenario = _core.scenario_from_texts(
+            self.model_config.json_text(), self.model_config.label(),
+            json.dumps(strategy, allow_nan=False), f"{self.strategy.label()} (search: {changed} replaced)",
+            self.system.json_text(), self.system.label(), "search", True)
+        return summary_of(_core.run(scenario, **self._options))["peak_alloc_bytes_max"]
+
+    def search_max_micro_batch_size(self, micro_batch_num=None):
+        """SimuMax's fixed-count micro-batch search: the largest micro-batch size in [1, 2^16) whose peak
+        allocated memory (no reserve, no margin) is within mem_gbs, with `micro_batch_num` micro-batches
+        (default pp x 16), by binary search. Returns (size, its peak allocated bytes), (0, None) when size 1
+        does not fit. The configured strategy is left as it was."""
+        self.scenario()
+        mbc = micro_batch_num or self.strategy._data.get("pp_size", 1) * 16
+        limit = self.system._data["accelerator"]["mem_gbs"] * float(1 << 30)
+        lo, hi, best = 1, (1 << 16) - 1, (0, None)
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            peak = self._peak_alloc_bytes(micro_batch_size=mid, micro_batch_num=mbc)
+            if peak > limit:
+                hi = mid - 1
+            else:
+                best, lo = (mid, peak), mid + 1
+        return best
 
     def search_max_micro_batch_size_fixed_gbs(self, pp_size, dp_size, global_batch_size, memory_utils=1.0,
                                               gmi_error=6, use_reserved_memory=True, save_all=True, verbose=True):

@@ -57,6 +57,15 @@ def test_micro_batch_helper_agrees_with_simumax_on_its_example():
     assert costs[0].data["duration_time_per_iter"] == pytest.approx(5554.7, abs=0.05)
 
 
+def test_max_micro_batch_size_is_the_largest_that_fits():
+    perf = simumax_example_model()
+    size, peak = perf.search_max_micro_batch_size(micro_batch_num=8)
+    limit = perf.system.accelerator["mem_gbs"] * 2**30
+    assert size >= 1 and peak <= limit
+    assert perf._peak_alloc_bytes(micro_batch_size=size + 1, micro_batch_num=8) > limit
+    assert perf.strategy.micro_batch_size == 1  # the configured strategy is untouched
+
+
 def test_parallel_helper_agrees_with_simumax_on_its_example():
     perf = simumax_example_model()
     all_search_result = {}
@@ -74,6 +83,8 @@ def test_search_runs_at_engine_speed_through_the_binding():
     """At least 20,000 evaluations per second of CPU on one thread, Python's side included (every record
     converted to a dict): the space of `simumax-sim bench --only search`, 12-layer Llama3-70B on 512 B200s,
     global batch 1024, from SimuMax's default strategy."""
+    if os.environ.get("SIMUMAX_SANITIZE"):
+        pytest.skip("speed is not measured in a sanitizer build (-DSIMUMAX_SANITIZE=ON)")
     model = os.path.join(SOURCE, "models", "llama3-70b.json")
     with open(model) as f:
         model_dict = json.load(f)

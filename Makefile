@@ -2,8 +2,9 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release -DSIMUMAX_WERROR=ON
+PREFIX ?= /usr/local
 
-.PHONY: deps build run test bench clean
+.PHONY: deps build run test bench install clean
 
 deps:
 	@tools/install-deps.sh
@@ -22,6 +23,10 @@ test: build
 
 bench: build
 	$(BUILD)/tools/simumax-sim bench
+
+# A relocatable tree under $(PREFIX): bin/simumax-sim, lib/, the Python package, share/simumax-sim (README).
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD) out

@@ -20,7 +20,7 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION share/doc/simumax-sim)
 
 # The install is relocatable: installed into a temporary prefix, moved, and used from there (tests/install_test.sh).
 set(install_test_python "")
-if(SIMUMAX_PYTHON)
+if(SIMUMAX_PYTHON AND NOT SIMUMAX_SANITIZE)  # an ASan module needs its runtime preloaded: python/CMakeLists.txt
   set(install_test_python ${Python_EXECUTABLE})
 endif()
 add_test(NAME install_relocatable COMMAND ${CMAKE_SOURCE_DIR}/tests/install_test.sh ${CMAKE_BINARY_DIR}

@@ -1,5 +1,6 @@
 // Scenarios and runs for Python: the configs read with the CLI's checks, one step simulated in-process, and the
 // run's reports (summary, table, trace, memory files) written through the engine's own writers.
+#include <csignal>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,20 @@ void set_fidelity(config::Scenario& s, const std::string& fidelity) {
       "fidelity", fidelity, {{"megatron", config::Fidelity::kMegatron}, {"simumax", config::Fidelity::kSimuMax}});
 }
 
+// SimGrid's engine installs its own SIGINT handler (it prints a status and exits the process): after a `sim`
+// run, Ctrl-C in the interpreter must still be Python's KeyboardInterrupt.
+class KeepSignalHandler {
+ public:
+  explicit KeepSignalHandler(int signal) : signal_(signal) { sigaction(signal_, nullptr, &saved_); }
+  ~KeepSignalHandler() { sigaction(signal_, &saved_, nullptr); }
+  KeepSignalHandler(const KeepSignalHandler&) = delete;
+  KeepSignalHandler& operator=(const KeepSignalHandler&) = delete;
+
+ private:
+  int signal_;
+  struct sigaction saved_ {};
+};
+
 std::string dir_file(const std::string& dir, const std::string& name) { return dir + "/" + name; }
 
 std::shared_ptr<Run> run(const config::Scenario& s, const std::string& executor, const std::string& granularity,
@@ -76,6 +91,7 @@ std::shared_ptr<Run> run(const config::Scenario& s, const std::string& executor,
   if (platform && o.executor != ExecutorKind::kSim) throw common::UsageError("platform needs executor='sim'");
   o.platform_xml = platform;
   if (o.executor == ExecutorKind::kSim && !o.platform_xml && s.platform_path) o.platform_xml = s.platform_path;
+  const KeepSignalHandler keep_sigint(SIGINT), keep_sigterm(SIGTERM);
   py::gil_scoped_release unlocked;
   out->result = simulate(*out->scenario, o);
   return out;

@@ -2,6 +2,9 @@
 
 import json
 import math
+import os
+import signal
+import time
 
 import pytest
 
@@ -100,6 +103,9 @@ def test_a_second_simgrid_run_is_an_exception_not_a_crash():
     first = perf.summary()["step_time_ms"]
     with pytest.raises(simumax_sim.InternalError):
         perf.run_estimate()
+    with pytest.raises(KeyboardInterrupt):  # SimGrid's own SIGINT handler would end the interpreter
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
     fast = PerfLLM().configure(strategy_config=STRATEGY_TP1_PP2, model_config=MODEL_8B, system_config=SYSTEM_A100)
     fast.run_estimate()
     assert fast.summary()["step_time_ms"] == pytest.approx(first, rel=1e-9)

@@ -73,10 +73,6 @@ void apply_overrides(ObjectReader& r, const Json& doc, const std::string& key, J
   }
 }
 
-}  // namespace
-
-namespace {
-
 // `path` names the document in errors; relative paths inside it are relative to its folder.
 Scenario scenario_from_document(const Json& doc, const std::string& path) {
   ObjectReader r(doc, ConfigOrigin::of(path));

@@ -2,8 +2,9 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release -DSIMUMAX_WERROR=ON
+PREFIX ?= /usr/local
 
-.PHONY: deps build run test bench fuzz clean
+.PHONY: deps build run test bench fuzz install clean
 
 deps:
 	@tools/install-deps.sh
@@ -31,6 +32,10 @@ fuzz:
 	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DSIMUMAX_FUZZ=ON
 	cmake --build build-fuzz -j $(JOBS) --target fuzzers
 	tools/run-fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+# A relocatable tree under $(PREFIX): bin/simumax-sim, lib/, the Python package, share/simumax-sim (README).
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD) build-fuzz out

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "engine/common/error.hpp"
+#include "engine/common/install_paths.hpp"
 #include "engine/report/trace_compare.hpp"
 #include "engine/report/text_file.hpp"
 #include "tools/commands.hpp"
@@ -40,9 +41,10 @@ int do_compare(const CompareArgs& a) {
 
 }  // namespace
 
+// The shipped table (data/kernel_classes.json of the data folder), unless $SIMUMAX_KERNEL_CLASSES names another.
 std::string default_kernel_classes() {
   if (const char* env = std::getenv("SIMUMAX_KERNEL_CLASSES")) return env;
-  return SIMUMAX_DATA_DIR "/kernel_classes.json";
+  return (common::data_dir() / "data" / "kernel_classes.json").string();
 }
 
 std::function<int()> add_compare(CLI::App& app) {
@@ -58,8 +60,8 @@ std::function<int()> add_compare(CLI::App& app) {
                                         "the lowest rank in our trace)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--kernel-classes", args->kernel_classes,
-                  "kernel classification table (default: data/kernel_classes.json of the source tree, or "
-                  "$SIMUMAX_KERNEL_CLASSES)");
+                  "kernel classification table (default: $SIMUMAX_KERNEL_CLASSES, else data/kernel_classes.json "
+                  "of the installed data folder, share/simumax-sim beside bin/)");
   sub->add_option("--json", args->json_out, "also write the comparison as JSON to this file");
   sub->add_option("--top", args->top_n, "rows of the top-kernel and op-by-op tables (default 10; --json has all ops)")
       ->check(CLI::Range(1, 100000));

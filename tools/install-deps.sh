@@ -3,7 +3,7 @@
 # usage: tools/install-deps.sh [fuzz]
 set -eu
 PACKAGES="cmake make g++ pkg-config libsimgrid-dev nlohmann-json3-dev libboost-graph-dev libspdlog-dev \
-libgtest-dev libcli11-dev zlib1g-dev libre2-dev python3 python3-yaml"
+libgtest-dev libcli11-dev zlib1g-dev libre2-dev python3 python3-yaml python3-dev pybind11-dev python3-pytest"
 # `make fuzz` also needs clang and its libFuzzer runtime.
 if [ "${1:-}" = fuzz ]; then PACKAGES="$PACKAGES clang libclang-rt-dev"; fi
 missing=""

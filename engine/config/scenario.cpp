@@ -74,18 +74,8 @@ void apply_overrides(ObjectReader& r, const Json& doc, const std::string& key, J
   }
 }
 
-}  // namespace
-
-std::optional<std::string> shared_dir() {
-  const char* env = std::getenv("SIMUMAX_SHARED_DIR");
-  if (env != nullptr && *env != '\0') return std::string(env);
-  std::error_code ec;
-  if (fs::is_directory("../shared", ec)) return std::string("../shared");
-  return std::nullopt;
-}
-
-Scenario load_scenario(const std::string& path) {
-  const Json doc = detail::parse_json_file(path);
+// `path` names the document in errors; relative paths inside it are relative to its folder.
+Scenario scenario_from_document(const Json& doc, const std::string& path) {
   ObjectReader r(doc, ConfigOrigin::of(path));
   Scenario s;
   s.scenario_path = path;
@@ -115,6 +105,22 @@ Scenario load_scenario(const std::string& path) {
   s.system = detail::parse_system(system, s.system_origin);
   check_scenario(s);
   return s;
+}
+
+}  // namespace
+
+std::optional<std::string> shared_dir() {
+  const char* env = std::getenv("SIMUMAX_SHARED_DIR");
+  if (env != nullptr && *env != '\0') return std::string(env);
+  std::error_code ec;
+  if (fs::is_directory("../shared", ec)) return std::string("../shared");
+  return std::nullopt;
+}
+
+Scenario load_scenario(const std::string& path) { return scenario_from_document(detail::parse_json_file(path), path); }
+
+Scenario load_scenario_text(const std::string& text, const std::string& label) {
+  return scenario_from_document(detail::parse_json_text(text, label), label);
 }
 
 Scenario load_configs(const std::string& model_path, const std::string& strategy_path, const std::string& system_path) {

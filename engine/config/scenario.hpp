@@ -36,6 +36,9 @@ struct Scenario {
 // Throws common::ConfigError naming the file and field (an override's error names the scenario file and
 // "/strategy_overrides/<key>").
 Scenario load_scenario(const std::string& path);
+// The same from JSON text that came from `label` (errors name it; relative paths are relative to its folder, the
+// working directory when it has none): a scenario built in memory, e.g. a Python dict.
+Scenario load_scenario_text(const std::string& text, const std::string& label);
 
 // The shared/ folder that "${SHARED}/" in a scenario and the validation cases' system_file refer to, one rule
 // for every command: $SIMUMAX_SHARED_DIR when set (not empty), else ../shared when it is a folder (from the

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/common/install_paths.hpp"
 #include "engine/executor/sim_executor.hpp"
 
 namespace simumax::executor {
@@ -25,6 +26,8 @@ std::vector<std::string> candidates() {
     out.push_back((exe.parent_path() / "libsimumax_sim.so").string());
     out.push_back((exe.parent_path() / "../lib/libsimumax_sim.so").string());
   }
+  // The Python module's install root (install_paths.hpp) when the process is the interpreter.
+  if (const auto root = common::install_root(); !root.empty()) out.push_back((root / "lib/libsimumax_sim.so").string());
   out.emplace_back(SIMUMAX_SIM_MODULE);  // the build tree
   return out;
 }

@@ -1,0 +1,173 @@
+// Scenarios and runs for Python: the configs read with the CLI's checks, one step simulated in-process, and the
+// run's reports (summary, table, trace, memory files) written through the engine's own writers.
+#include <csignal>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "engine/common/error.hpp"
+#include "engine/config/config_text.hpp"
+#include "engine/report/memory_artifacts.hpp"
+#include "engine/report/summary.hpp"
+#include "engine/report/text_file.hpp"
+#include "engine/report/trace_writer.hpp"
+#include "engine/simulate.hpp"
+#include "python/bindings.hpp"
+
+namespace py = pybind11;
+
+namespace simumax::python {
+
+namespace {
+
+using ScenarioPtr = std::shared_ptr<config::Scenario>;
+
+// A finished run and the scenario it ran (the report writers read both).
+struct Run {
+  ScenarioPtr scenario;
+  RunResult result;
+  report::RunView view() const {
+    return {*scenario, result.model, result.cost, result.graph, result.timeline, result.summary.granularity};
+  }
+};
+
+config::ConfigKind parse_kind(const std::string& kind) {
+  if (kind == "model") return config::ConfigKind::kModel;
+  if (kind == "strategy") return config::ConfigKind::kStrategy;
+  if (kind == "system") return config::ConfigKind::kSystem;
+  throw common::UsageError("config kind '" + kind + "': expected model, strategy or system");
+}
+
+template <typename T>
+T choose(const std::string& option, const std::string& value, const std::vector<std::pair<std::string, T>>& choices) {
+  std::string names;
+  for (const auto& [name, v] : choices) {
+    if (name == value) return v;
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  throw common::UsageError(option + "='" + value + "': expected one of " + names);
+}
+
+void set_fidelity(config::Scenario& s, const std::string& fidelity) {
+  if (fidelity.empty()) return;
+  s.strategy.fidelity = choose<config::Fidelity>(
+      "fidelity", fidelity, {{"megatron", config::Fidelity::kMegatron}, {"simumax", config::Fidelity::kSimuMax}});
+}
+
+// SimGrid's engine installs its own SIGINT handler (it prints a status and exits the process): after a `sim`
+// run, Ctrl-C in the interpreter must still be Python's KeyboardInterrupt.
+class KeepSignalHandler {
+ public:
+  explicit KeepSignalHandler(int signal) : signal_(signal) { sigaction(signal_, nullptr, &saved_); }
+  ~KeepSignalHandler() { sigaction(signal_, &saved_, nullptr); }
+  KeepSignalHandler(const KeepSignalHandler&) = delete;
+  KeepSignalHandler& operator=(const KeepSignalHandler&) = delete;
+
+ private:
+  int signal_;
+  struct sigaction saved_ {};
+};
+
+std::string dir_file(const std::string& dir, const std::string& name) { return dir + "/" + name; }
+
+std::shared_ptr<Run> run(const config::Scenario& s, const std::string& executor, const std::string& granularity,
+                         const std::string& ranks, const std::optional<std::string>& platform,
+                         const std::string& fidelity, double max_tasks) {
+  auto out = std::make_shared<Run>();
+  out->scenario = std::make_shared<config::Scenario>(s);
+  set_fidelity(*out->scenario, fidelity);
+  RunOptions o;
+  o.executor = choose<ExecutorKind>("executor", executor, {{"fast", ExecutorKind::kFast}, {"sim", ExecutorKind::kSim}});
+  o.lowering.granularity = choose<graph::Granularity>(
+      "granularity", granularity,
+      {{"chunk", graph::Granularity::kChunk}, {"layer", graph::Granularity::kLayer}, {"op", graph::Granularity::kOp}});
+  o.lowering.scope =
+      choose<graph::RankScope>("ranks", ranks, {{"stages", graph::RankScope::kStages}, {"all", graph::RankScope::kAll}});
+  if (!(max_tasks > 0)) throw common::UsageError("max_tasks must be positive");
+  o.max_tasks = max_tasks;
+  if (platform && o.executor != ExecutorKind::kSim) throw common::UsageError("platform needs executor='sim'");
+  o.platform_xml = platform;
+  if (o.executor == ExecutorKind::kSim && !o.platform_xml && s.platform_path) o.platform_xml = s.platform_path;
+  const KeepSignalHandler keep_sigint(SIGINT), keep_sigterm(SIGTERM);
+  py::gil_scoped_release unlocked;
+  out->result = simulate(*out->scenario, o);
+  return out;
+}
+
+}  // namespace
+
+void bind_run(py::module_& m) {
+  py::class_<config::Scenario, ScenarioPtr>(m, "Scenario", "three SimuMax configs, read and checked")
+      .def_readwrite("name", &config::Scenario::name)
+      .def_readonly("model_path", &config::Scenario::model_path)
+      .def_readonly("strategy_path", &config::Scenario::strategy_path)
+      .def_readonly("system_path", &config::Scenario::system_path)
+      .def_property_readonly("fidelity", [](const config::Scenario& s) { return config::to_string(s.strategy.fidelity); });
+
+  m.def("read_config_json", [](const std::string& kind, const std::string& path) {
+    return config::read_config_json(parse_kind(kind), path);
+  }, py::arg("kind"), py::arg("path"),
+        "a SimuMax config file read and checked as `kind` (model, strategy, system), as compact JSON text");
+  m.def("load_scenario", [](const std::string& path) { return std::make_shared<config::Scenario>(config::load_scenario(path)); },
+        py::arg("path"), "a scenario file, as `simumax-sim run` reads it");
+  m.def("load_scenario_text", [](const std::string& text, const std::string& label) {
+    return std::make_shared<config::Scenario>(config::load_scenario_text(text, label));
+  }, py::arg("text"), py::arg("label"), "a scenario from JSON text; errors name `label`");
+  m.def("scenario_from_texts", [](const std::string& model, const std::string& model_label, const std::string& strategy,
+                                  const std::string& strategy_label, const std::string& system,
+                                  const std::string& system_label, const std::string& name, bool check) {
+    return std::make_shared<config::Scenario>(config::scenario_from_texts(
+        {model, model_label}, config::ConfigText{strategy, strategy_label}, {system, system_label}, name, check));
+  }, py::arg("model"), py::arg("model_label"), py::arg("strategy"), py::arg("strategy_label"), py::arg("system"),
+        py::arg("system_label"), py::arg("name"), py::arg("check") = true,
+        "the three configs from JSON texts; errors name each text's label");
+
+  py::class_<Run, std::shared_ptr<Run>>(m, "Run", "one simulated step")
+      .def_property_readonly("scenario", [](const Run& r) { return r.scenario; })
+      .def("summary_json", [](const Run& r) { return report::summary_json(r.result.summary); },
+           "summary.json's text")
+      .def("summary_table", [](const Run& r) { return report::summary_table(r.result.summary); },
+           "the table `simumax-sim run` prints")
+      .def("write_summary", [](const Run& r, const std::string& dir) {
+        const std::string path = dir_file(dir, "summary.json");
+        report::write_file_atomically(path, report::summary_json(r.result.summary));
+        return path;
+      }, py::arg("dir"), "writes summary.json into the existing folder `dir`; returns its path")
+      .def("write_trace", [](const Run& r, const std::string& dir, const std::string& ranks, const std::string& format,
+                             double max_mb) {
+        report::TraceOptions o;
+        o.format = choose<report::TraceFormat>("trace_format", format,
+                                               {{"chrome", report::TraceFormat::kChrome},
+                                                {"simumax", report::TraceFormat::kSimumax}});
+        o.ranks = report::select_ranks(r.result.graph, r.result.timeline, ranks);
+        o.max_mib = max_mb;
+        const std::string path = dir_file(dir, report::trace_file_name(o.format));
+        py::gil_scoped_release unlocked;
+        report::write_trace(path, r.view(), o);
+        return path;
+      }, py::arg("dir"), py::arg("ranks") = "stages", py::arg("format") = "chrome", py::arg("max_mb") = 512.0,
+           "writes the trace (as `run --trace`) into the existing folder `dir`; returns its path")
+      .def("write_memory", [](const Run& r, const std::string& dir, const std::string& ranks) {
+        const auto selected = report::select_ranks(r.result.graph, r.result.timeline, ranks);
+        {
+          py::gil_scoped_release unlocked;
+          report::write_memory_artifacts(dir, r.view(), selected);
+        }
+        std::vector<std::string> paths;
+        for (const char* f : {"memory_timeline.json", "memory_snapshot.json", "memory_snapshot.pickle"}) {
+          paths.push_back(dir_file(dir, f));
+        }
+        return paths;
+      }, py::arg("dir"), py::arg("ranks") = "stages",
+           "writes the memory files (as `run --memory`) into the existing folder `dir`; returns their paths");
+
+  m.def("run", &run, py::arg("scenario"), py::arg("executor") = "fast", py::arg("granularity") = "layer",
+        py::arg("ranks") = "stages", py::arg("platform") = std::nullopt, py::arg("fidelity") = "",
+        py::arg("max_tasks") = RunOptions{}.max_tasks,
+        "simulates one step of `scenario` in this process (executor 'sim': once per process, SimGrid's rule)");
+}
+
+}  // namespace simumax::python

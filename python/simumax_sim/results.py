@@ -1,0 +1,25 @@
+"""What the Python API returns: plain dicts (Result) of summary.json's fields and SimuMax's keys."""
+
+import json
+
+
+class Result(dict):
+    """A plain dict; `.data` is the dict itself, as SimuMax's Result objects keep theirs in `.data`."""
+
+    @property
+    def data(self):
+        return self
+
+
+def summary_of(run):
+    """summary.json's fields of an engine run (_core.Run), as a Result."""
+    return Result(json.loads(run.summary_json()))
+
+
+def stage_key(stage, pp):
+    """SimuMax's mem_result.json name of a stage dict of summary.json: first_stage, last_stage, pp_stage_N."""
+    if stage["stage"] == 0:
+        return "first_stage"
+    if stage["stage"] == pp - 1:
+        return "last_stage"
+    return f"pp_stage_{stage['stage']}"

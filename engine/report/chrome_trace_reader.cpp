@@ -178,6 +178,9 @@ class Handler : public nlohmann::json_sax<Json> {
     if (k == "correlation" && s.is_number) event_.correlation = s.integer;
     else if (k == "stream" && s.is_number) event_.stream = s.integer;
     else if (k == "name" && s.text) event_.arg_name = *s.text;
+    else if (k == "pass" && s.text) event_.arg_pass = *s.text;
+    else if (k == "flops" && s.is_number) event_.arg_flops = s.number;
+    else if (k == "bytes" && s.is_number) event_.arg_bytes = s.number;
   }
 
   const std::function<void(const ChromeEvent&)>& on_event_;

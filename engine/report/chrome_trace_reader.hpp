@@ -23,6 +23,9 @@ struct ChromeEvent {
   int64_t correlation = -1;  // args.correlation: Kineto's link from a CUDA runtime call to the GPU work it launched
   int64_t stream = -1;       // args.stream: the CUDA stream of a GPU event
   std::string arg_name;      // args.name: the thread or process name of a metadata event
+  std::string arg_pass;      // args.pass: our trace's pass of a task (forward, backward, recompute, step)
+  double arg_flops = -1;     // args.flops / args.bytes: our trace's work of a task (-1: absent)
+  double arg_bytes = -1;
 };
 
 struct ChromeTraceInfo {

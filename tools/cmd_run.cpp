@@ -12,6 +12,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/simulate.hpp"
+#include "engine/report/html_report.hpp"
 #include "engine/report/text_file.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
@@ -29,6 +30,7 @@ struct RunArgs {
   std::string out_dir;
   bool quiet = false;
   OutputArgs outputs;
+  bool html = false;  // also write report.html (docs/report.md)
 };
 
 // The files a run writes into its folder. A run owns them: once its simulation has succeeded, those an earlier
@@ -36,7 +38,7 @@ struct RunArgs {
 // folder is touched.
 const char* const kRunFiles[] = {"summary.json",         "platform.xml",         "links.json",
                                  "trace.json",           "tracing_logs.json",    "memory_timeline.json",
-                                 "memory_snapshot.json", "memory_snapshot.pickle"};
+                                 "memory_snapshot.json", "memory_snapshot.pickle", "report.html"};
 
 void make_folder(const std::string& dir) {
   std::error_code ec;
@@ -105,6 +107,10 @@ int do_run(const RunArgs& a) {
     const std::string links = write_links_json(dir, r.timeline);
     if (!a.quiet) std::cout << busiest_links_table(r.timeline, 5) << "wrote " << links << "\n";
   }
+  if (a.html) {
+    report::write_file_atomically(dir + "/report.html", report::html_report(dir, report::HtmlReportOptions{}));
+    if (!a.quiet) std::cout << "wrote " << dir << "/report.html\n";
+  }
   return 0;
 }
 
@@ -119,6 +125,7 @@ std::function<int()> add_run(CLI::App& app) {
   sub->add_option("-o,--out", args->out_dir, "output folder (default: out/<scenario name>)");
   sub->add_flag("-q,--quiet", args->quiet, "print nothing; only write the files");
   add_output_options(*sub, args->outputs);
+  sub->add_flag("--html", args->html, "also write report.html, the self-contained HTML report (docs/report.md)");
   return [sub, args]() { return sub->parsed() ? do_run(*args) : -1; };
 }
 

@@ -161,7 +161,7 @@
     const dpr = window.devicePixelRatio || 1;
     let W = 0, H = 0;
     function size() {
-      W = Math.max(600, s.clientWidth - 2);
+      W = Math.max(600, scroller.clientWidth);
       H = Math.min(600, AXIS + T.lanes.length * LH);
       canvas.width = W * dpr; canvas.height = H * dpr;
       canvas.style.width = W + 'px'; canvas.style.height = H + 'px';
@@ -194,9 +194,16 @@
           g.fillRect(left, y, Math.max(1, x1 - left), LH - 1);
         }
         g.fillStyle = '#fff'; g.fillRect(0, y, LABEL, LH);
-        if (LH >= 10) {
-          g.fillStyle = '#1d2330'; g.font = '11px system-ui, sans-serif';
-          g.fillText(('rank ' + T.lanes[l].rank + ' · ' + T.lanes[l].thread).slice(0, 40), 4, y + LH - 4);
+      }
+      // Lane names; with thin lanes only the first lane of a rank, where there is room.
+      g.fillStyle = '#1d2330'; g.font = '11px system-ui, sans-serif';
+      let lastLabel = -1e9;
+      for (let l = first; l < last; ++l) {
+        const y = AXIS + l * LH - top;
+        if (LH >= 10) g.fillText(('rank ' + T.lanes[l].rank + ' · ' + T.lanes[l].thread).slice(0, 40), 4, y + LH - 4);
+        else if ((l === 0 || T.lanes[l - 1].rank !== T.lanes[l].rank) && y - lastLabel >= 12 && y >= AXIS) {
+          g.fillText('rank ' + T.lanes[l].rank, 4, y + 10);
+          lastLabel = y;
         }
       }
       g.fillStyle = '#fff'; g.fillRect(0, 0, W, AXIS);

@@ -68,7 +68,7 @@ std::string report_data_json(const std::string& dir, const HtmlReportOptions& op
   if (has(dir, "memory_timeline.json")) {
     const html::JsonDoc timeline = html::read_json_doc(at(dir, "memory_timeline.json"));
     if (has(dir, "memory_snapshot.json")) {
-      const html::JsonDoc snapshot = html::read_json_doc(at(dir, "memory_snapshot.json"));
+      const html::JsonDoc snapshot = html::read_json_doc(at(dir, "memory_snapshot.json"), "allocations");
       data["memory"] = html::memory_view(timeline, &snapshot, options.max_memory_points);
     } else {
       data["memory"] = html::memory_view(timeline, nullptr, options.max_memory_points);

@@ -29,7 +29,7 @@ std::string article(const char* kind) {
 
 }  // namespace
 
-JsonDoc read_json_doc(const std::string& path) {
+JsonDoc read_json_doc(const std::string& path, const char* drop_key) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", "cannot open file");
   std::stringstream text;
@@ -37,7 +37,14 @@ JsonDoc read_json_doc(const std::string& path) {
   if (in.bad()) throw ConfigError(path, "", "cannot read file");
   JsonDoc d{path, Json()};
   try {
-    d.root = Json::parse(text.str());
+    if (drop_key) {
+      const std::string drop = drop_key;
+      d.root = Json::parse(text.str(), [&drop](int, Json::parse_event_t event, Json& parsed) {
+        return !(event == Json::parse_event_t::key && parsed.is_string() && parsed.get_ref<const std::string&>() == drop);
+      });
+    } else {
+      d.root = Json::parse(text.str());
+    }
   } catch (const Json::parse_error& e) {
     // e.what() quotes the text around the error: the position alone keeps file contents out of the message.
     throw ConfigError(path, "", "invalid JSON at byte " + std::to_string(e.byte));

@@ -17,9 +17,10 @@ struct JsonDoc {
   Json root;
 };
 
-// REQUIRES: `path` exists. Throws ConfigError(path, "", ...) when it cannot be read or is not JSON (the message
-// gives the byte offset only).
-JsonDoc read_json_doc(const std::string& path);
+// Throws ConfigError(path, "", ...) when it cannot be read or is not JSON (the message gives the byte offset
+// only). Members named `drop_key` (anywhere) are left out while parsing: memory_snapshot.json's allocation lists
+// are most of its size and the report does not draw them.
+JsonDoc read_json_doc(const std::string& path, const char* drop_key = nullptr);
 
 // The member `key` of the object at `pointer` (`obj`), checked to be of the kind: "object", "array", "number"
 // (finite), "integer", "string", "boolean". Throws ConfigError(path, pointer + "/" + key, ...) when missing or

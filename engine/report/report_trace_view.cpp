@@ -134,35 +134,50 @@ class TraceCollector {
     return order;
   }
 
-  // Merges runs of short slices of one kind on one lane (each shorter than w, gaps shorter than w), doubling w
-  // from end/65536 until at most max_slices remain. Returns the w used (0: nothing merged).
+  // Merges runs of short slices of one kind on one lane (each shorter than w, gaps shorter than w): w doubles
+  // from end/65536 until at most max_slices remain, then is bisected so that as little as needed is merged.
+  // Returns the w used (0: nothing merged).
   double decimate(size_t max_slices, double end_us) {
     if (slices_.size() <= max_slices || end_us <= 0) return 0;
-    double w = end_us / 65536;
-    for (;;) {
-      std::vector<Slice> out;
-      out.reserve(slices_.size());
-      for (const Slice& s : slices_) {
-        Slice* last = out.empty() ? nullptr : &out.back();
-        const bool joinable = last && last->lane == s.lane && last->kind == s.kind && s.dur_us < w &&
-                              (last->merged > 1 || last->dur_us < w) && s.ts_us - (last->ts_us + last->dur_us) < w;
-        if (!joinable) {
-          out.push_back(s);
-          continue;
-        }
-        last->dur_us = std::max(last->dur_us, s.ts_us + s.dur_us - last->ts_us);
-        last->flops = (last->flops < 0 || s.flops < 0) ? -1 : last->flops + s.flops;
-        last->bytes = (last->bytes < 0 || s.bytes < 0) ? -1 : last->bytes + s.bytes;
-        last->merged += s.merged;
-        last->name = merged_name(last->kind);
-      }
-      const bool done = out.size() <= max_slices || w > 4 * end_us;
-      if (done) {
-        slices_ = std::move(out);
-        return w;
-      }
-      w *= 2;
+    double lo = 0, hi = end_us / 65536;
+    std::vector<Slice> out = merged(hi);
+    while (out.size() > max_slices && hi <= 4 * end_us) {
+      lo = hi;
+      hi *= 2;
+      out = merged(hi);
     }
+    for (int i = 0; i < 8 && lo > 0; ++i) {
+      const double mid = (lo + hi) / 2;
+      std::vector<Slice> m = merged(mid);
+      if (m.size() <= max_slices) {
+        hi = mid;
+        out = std::move(m);
+      } else {
+        lo = mid;
+      }
+    }
+    slices_ = std::move(out);
+    return hi;
+  }
+
+  std::vector<Slice> merged(double w) {
+    std::vector<Slice> out;
+    out.reserve(slices_.size());
+    for (const Slice& s : slices_) {
+      Slice* last = out.empty() ? nullptr : &out.back();
+      const bool joinable = last && last->lane == s.lane && last->kind == s.kind && s.dur_us < w &&
+                            (last->merged > 1 || last->dur_us < w) && s.ts_us - (last->ts_us + last->dur_us) < w;
+      if (!joinable) {
+        out.push_back(s);
+        continue;
+      }
+      last->dur_us = std::max(last->dur_us, s.ts_us + s.dur_us - last->ts_us);
+      last->flops = (last->flops < 0 || s.flops < 0) ? -1 : last->flops + s.flops;
+      last->bytes = (last->bytes < 0 || s.bytes < 0) ? -1 : last->bytes + s.bytes;
+      last->merged += s.merged;
+      last->name = merged_name(last->kind);
+    }
+    return out;
   }
 
   uint32_t merged_name(uint8_t kind) { return name_index(std::string("(merged ") + kKinds[kind] + " slices)"); }

@@ -103,8 +103,25 @@ Json memory_view(const JsonDoc& d, const JsonDoc* snapshot, size_t max_points) {
       live_at_peak[need(*snapshot, sr[i], p, "rank", "integer").get<int64_t>()] = std::move(entry);
     }
   }
-  Json out = Json::array();
+  // One curve per pipeline stage: the rank with the highest peak (the lowest rank of ties); ranks of a stage
+  // differ little, and 512 curves would make the page slow to open. Ranks without a stage are all drawn.
+  std::map<int64_t, size_t> drawn_of_stage;
+  std::vector<size_t> drawn;
   for (size_t i = 0; i < ranks.size(); ++i) {
+    const std::string p = "/ranks/" + std::to_string(i);
+    const double peak = need_number(d, ranks[i], p, "peak_allocated_bytes");
+    const Json* stage = maybe(d, ranks[i], p, "pp_stage", "integer");
+    if (!stage) {
+      drawn.push_back(i);
+      continue;
+    }
+    const auto [it, added] = drawn_of_stage.try_emplace(stage->get<int64_t>(), i);
+    if (!added && peak > ranks[it->second]["peak_allocated_bytes"].get<double>()) it->second = i;
+  }
+  for (const auto& [stage, i] : drawn_of_stage) drawn.push_back(i);
+  std::sort(drawn.begin(), drawn.end());
+  Json out = Json::array();
+  for (size_t i : drawn) {
     const std::string p = "/ranks/" + std::to_string(i);
     const Json& rk = ranks[i];
     const int64_t rank = need(d, rk, p, "rank", "integer").get<int64_t>();
@@ -136,7 +153,7 @@ Json memory_view(const JsonDoc& d, const JsonDoc* snapshot, size_t max_points) {
     if (auto it = live_at_peak.find(rank); it != live_at_peak.end()) e["at_peak"] = it->second;
     out.push_back(std::move(e));
   }
-  return {{"ranks", std::move(out)}};
+  return {{"ranks", std::move(out)}, {"traced_ranks", ranks.size()}};
 }
 
 Json search_view(const JsonDoc& d) {

@@ -2,6 +2,7 @@
 // and canvas, no library. The sections and their data-* attributes are what tests/html_report_browser_test reads.
 (function () {
   'use strict';
+  const startMs = performance.now();
   const D = JSON.parse(document.getElementById('report-data').textContent);
   const root = document.getElementById('report');
   const tipBox = document.getElementById('tip');
@@ -261,6 +262,6 @@
     draw();
   }
 
-  window.SimumaxReport = { D, el, svg, section, table, legend, tip, untip, gib, fixed, si, timeText, niceStep,
+  window.SimumaxReport = { startMs, D, el, svg, section, table, legend, tip, untip, gib, fixed, si, timeText, niceStep,
     MEM_COLOURS, drawSummary, drawTimeline };
 })();

@@ -11,8 +11,9 @@ struct HtmlReportOptions {
   // Timeline slices above this are decimated (runs of short slices of one kind on a lane are merged; the page
   // says how many were merged). Default 300,000: the page then opens in well under a second.
   size_t max_slices = 300000;
-  // Memory curve points per rank above this keep, per time bucket, the highest sample (and always the peak).
-  size_t max_memory_points = 20000;
+  // Memory curve points per rank above this keep, per run of consecutive samples, the highest one (and always
+  // the peak): the chart is ~900 px wide, and more points only slow the page.
+  size_t max_memory_points = 1500;
 };
 
 // The files a report reads from `dir`, each optional: summary.json, trace.json, memory_timeline.json,

@@ -16,5 +16,6 @@ std::function<int()> add_bench(CLI::App& app, const char* argv0);
 std::function<int()> add_compare(CLI::App& app);
 std::function<int()> add_search(CLI::App& app, const char* argv0);
 std::function<int()> add_report(CLI::App& app);
+std::function<int()> add_serve(CLI::App& app);
 
 }  // namespace simumax::tools

@@ -200,6 +200,8 @@
     s.appendChild(t);
   }
 
+  Object.assign(R, { drawMemory, drawLinks, drawSearch });
+
   function main() {
     if (D.summary) R.drawSummary(D.summary);
     const endUs = D.timeline ? D.timeline.end_us : D.summary ? D.summary.step_time_ms * 1000 : 0;

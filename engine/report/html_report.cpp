@@ -79,16 +79,27 @@ std::string report_data_json(const std::string& dir, const HtmlReportOptions& op
   return data.dump();
 }
 
-std::string html_report(const std::string& dir, const HtmlReportOptions& options) {
-  const std::string data = report_data_json(dir, options);
-  std::string title = "simumax-sim report: " + fs::path(dir).lexically_normal().filename().string();
+namespace {
+
+std::string page_of(const std::string& title, const std::string& data, const std::string& extra_js) {
   std::string page(web::kReportHtml);
   fill(page, "@TITLE@", escape_html(title));  // <title> and <h1>
   fill(page, "@TITLE@", escape_html(title));
   fill(page, "/*@CSS@*/", web::kReportCss);
   fill(page, "@DATA@", script_safe(data));
-  fill(page, "/*@JS@*/", std::string(web::kReportJs) + "\n" + web::kReportChartsJs);
+  fill(page, "/*@JS@*/", std::string(web::kReportJs) + "\n" + web::kReportChartsJs + "\n" + extra_js);
   return page;
+}
+
+}  // namespace
+
+std::string html_report(const std::string& dir, const HtmlReportOptions& options) {
+  return page_of("simumax-sim report: " + fs::path(dir).lexically_normal().filename().string(),
+                 report_data_json(dir, options), "");
+}
+
+std::string html_app_page() {
+  return page_of("simumax-sim", "{\"app\":true,\"generator\":\"simumax-sim serve\"}", web::kAppJs);
 }
 
 }  // namespace simumax::report

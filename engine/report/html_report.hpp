@@ -23,6 +23,10 @@ struct HtmlReportOptions {
 // Same files and options -> byte-identical page.
 std::string html_report(const std::string& dir, const HtmlReportOptions& options);
 
+// The page of `simumax-sim serve`: the report's template and scripts with web/app.js, and no data (the app
+// fetches it from the server).
+std::string html_app_page();
+
 // The page's data (one JSON object, what html_report inlines): for tests and for `serve`.
 std::string report_data_json(const std::string& dir, const HtmlReportOptions& options);
 

@@ -7,6 +7,7 @@ namespace simumax::report::web {
 extern const char* const kReportHtml;  // the template: @TITLE@ twice, /*@CSS@*/, @DATA@, /*@JS@*/ once
 extern const char* const kReportCss;
 extern const char* const kReportJs;        // helpers, summary, timeline
-extern const char* const kReportChartsJs;  // memory, links, search; draws the page (after kReportJs)
+extern const char* const kReportChartsJs;
+extern const char* const kAppJs;  // simumax-sim serve's form and live update (after the two above)  // memory, links, search; draws the page (after kReportJs)
 
 }  // namespace simumax::report::web

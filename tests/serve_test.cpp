@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -234,6 +235,35 @@ TEST(Serve, SurvivesAThousandMalformedRequestsWithoutGrowing) {
   EXPECT_LT(rss_after - rss_before, 16 * 1024) << rss_before << " KiB -> " << rss_after << " KiB";
   const std::string r = post(s.port(), "/api/run", default_request(1).dump());
   EXPECT_EQ(status_of(r), 200);
+}
+
+// The app in headless Chromium: the form loads the default scenario, the edit in the URL (#strategy.tp_size=2,
+// typed into the tp_size field on load) is posted, and the headline shows the CLI's step time for tp 2.
+TEST(Serve, AppInChromiumShowsTheCliNumberAfterAnEdit) {
+  std::string chromium;
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
+    if (access(p, X_OK) == 0) chromium = p;
+  }
+  if (const char* env = std::getenv("SIMUMAX_CHROMIUM"); env && *env) chromium = env;
+  ASSERT_FALSE(chromium.empty()) << "chromium is not installed: run tools/install-deps.sh (never skipped)";
+  Server s;
+  ASSERT_GT(s.port(), 0);
+  const fs::path dir = scratch("chromium");
+  const std::string url = "http://127.0.0.1:" + std::to_string(s.port()) + "/#strategy.tp_size=2";
+  const std::string common = chromium + " --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir=" +
+                             (dir / "profile").string() + " --virtual-time-budget=10000 --window-size=1300,1800 ";
+  ASSERT_EQ(std::system((common + "--dump-dom '" + url + "' > " + (dir / "dom.html").string() + " 2>/dev/null").c_str()), 0);
+  const std::string dom = read_file(dir / "dom.html");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("<p id=\"app-headline\"[^>]*data-step-time-ms=\"([^\"]+)\"[^>]*data-update-ms=\"([0-9]+)\"")))
+      << dom.substr(0, 2000);
+  EXPECT_EQ(std::stod(m[1]), cli_step_time_ms(2));
+  std::cout << "edit to numbers on screen: " << m[2] << " ms\n";
+  const fs::path shot = fs::path(SIMUMAX_SCREENSHOT_DIR) / "serve_app.png";
+  fs::create_directories(shot.parent_path());
+  ASSERT_EQ(std::system((common + "--screenshot=" + shot.string() + " '" + url + "' > /dev/null 2>&1").c_str()), 0);
+  EXPECT_TRUE(fs::is_regular_file(shot));
+  std::cout << "screenshot: " << shot.string() << "\n";
 }
 
 }  // namespace

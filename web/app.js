@@ -16,6 +16,7 @@
   const picks = {};
   for (const [kind, label] of [['scenarios', 'scenario'], ['models', 'model'], ['platforms', 'system']]) {
     const s = el('select', { id: 'pick-' + label });
+    if (kind !== 'scenarios') s.appendChild(el('option', { value: '' }, '(the scenario\'s)'));
     picks[kind] = s;
     const l = el('label', {}, ' ' + label + ' ');
     l.appendChild(s);
@@ -30,6 +31,7 @@
   panel.appendChild(headline);
   panel.appendChild(problem);
   panel.appendChild(form);
+  document.getElementById('status').textContent = 'simumax-sim serve: edit a field, the numbers below follow.';
 
   const getJson = (path) => fetch('/api/file?path=' + encodeURIComponent(path)).then((r) => {
     if (!r.ok) throw new Error(path + ': not served');
@@ -44,6 +46,8 @@
     return parts.join('/');
   }
   async function loadScenario(path) {
+    picks.models.value = '';
+    picks.platforms.value = '';
     const sc = await getJson(path);
     const part = async (v) => (typeof v === 'string' ? getJson(resolve(path, v)) : v);
     state.name = sc.name || path;
@@ -144,8 +148,8 @@
       for (const f of d.files.filter((x) => x.startsWith(kind + '/'))) picks[kind].appendChild(el('option', { value: f }, f));
     }
     picks.scenarios.addEventListener('change', () => loadScenario(picks.scenarios.value));
-    picks.models.addEventListener('change', () => getJson(picks.models.value).then((m) => { state.model = m; buildForm(); schedule(); }));
-    picks.platforms.addEventListener('change', () => getJson(picks.platforms.value).then((s) => { state.system = s; schedule(); }));
+    picks.models.addEventListener('change', () => picks.models.value && getJson(picks.models.value).then((m) => { state.model = m; buildForm(); schedule(); }));
+    picks.platforms.addEventListener('change', () => picks.platforms.value && getJson(picks.platforms.value).then((s) => { state.system = s; schedule(); }));
     const first = d.files.includes('scenarios/default.json') ? 'scenarios/default.json' : picks.scenarios.value;
     picks.scenarios.value = first;
     if (first) loadScenario(first);

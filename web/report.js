@@ -122,6 +122,10 @@
   }
 
   // ---- timeline ---------------------------------------------------------------------------------------------
+  // One window listener each, for the timeline drawn last (serve redraws it after every edit).
+  const windowHandlers = { mouseup: () => {}, resize: () => {} };
+  window.addEventListener('mouseup', () => windowHandlers.mouseup());
+  window.addEventListener('resize', () => windowHandlers.resize());
   function drawTimeline(T) {
     const s = section('timeline', 'Pipeline timeline');
     const C = T.slices;
@@ -245,7 +249,7 @@
     });
     canvas.addEventListener('mouseleave', untip);
     canvas.addEventListener('mousedown', (ev) => { drag = { x: ev.clientX, t0: view.t0, t1: view.t1 }; });
-    window.addEventListener('mouseup', () => { drag = null; });
+    windowHandlers.mouseup = () => { drag = null; };
     canvas.addEventListener('dblclick', () => { view.t0 = 0; view.t1 = T.end_us > 0 ? T.end_us : 1; draw(); });
     canvas.addEventListener('wheel', (ev) => {
       ev.preventDefault();
@@ -257,7 +261,7 @@
       view.t0 = at - f * span; view.t1 = view.t0 + span; draw();
     }, { passive: false });
     scroller.addEventListener('scroll', draw);
-    window.addEventListener('resize', () => { size(); draw(); });
+    windowHandlers.resize = () => { size(); draw(); };
     size();
     draw();
   }

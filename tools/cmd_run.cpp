@@ -13,6 +13,7 @@
 #include "engine/common/error.hpp"
 #include "engine/common/units.hpp"
 #include "engine/simulate.hpp"
+#include "engine/report/html_report.hpp"
 #include "engine/report/text_file.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
@@ -32,6 +33,7 @@ struct RunArgs {
   OutputArgs outputs;
   double margin_gib = 0;
   bool require_fit = false;
+  bool html = false;  // also write report.html (docs/report.md)
 };
 
 // The files a run writes into its folder. A run owns them: once its simulation has succeeded, those an earlier
@@ -41,7 +43,7 @@ const char* const kRunFiles[] = {"summary.json",         "platform.xml",        
                                  "trace.json",           "tracing_logs.json",      "memory_timeline.json",
                                  "memory_snapshot.json", "memory_snapshot.pickle", "compute_result.json",
                                  "mem_result.json",      "base_info.json",         "simu_memory_result.json",
-                                 "simu_memory_snapshot.json"};
+                                 "simu_memory_snapshot.json", "report.html"};
 
 // One run at a time per folder: an advisory lock on <dir>/.simumax-sim.lock, held until the process ends (the
 // kernel releases it even on a crash). Two runs writing one folder mixed their files (issue #12).
@@ -109,6 +111,10 @@ int do_run(const RunArgs& a) {
     const std::string links = write_links_json(dir, r.timeline);
     if (!a.quiet) std::cout << busiest_links_table(r.timeline, 5) << "wrote " << links << "\n";
   }
+  if (a.html) {  // last: the page reads the files written above
+    report::write_file_atomically(dir + "/report.html", report::html_report(dir, report::HtmlReportOptions{}));
+    if (!a.quiet) std::cout << "wrote " << dir << "/report.html\n";
+  }
   if (!r.summary.fits && a.require_fit) {
     std::cerr << "error: " << s.name << " does not fit in GPU memory (--require-fit): exit " << kExitDoesNotFit << "\n";
     return kExitDoesNotFit;
@@ -127,6 +133,7 @@ std::function<int()> add_run(CLI::App& app) {
   sub->add_option("-o,--out", args->out_dir, "output folder (default: out/<scenario name>)");
   sub->add_flag("-q,--quiet", args->quiet, "print nothing; only write the files");
   add_output_options(*sub, args->outputs);
+  sub->add_flag("--html", args->html, "also write report.html, the self-contained HTML report (docs/report.md)");
   sub->add_option("--memory-margin-gib", args->margin_gib,
                   "GiB the fit verdict keeps free on every GPU beyond the peak reserved memory (search's default is "
                   "6, SimuMax's gmi_error)")

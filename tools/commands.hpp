@@ -20,6 +20,8 @@ std::function<int()> add_platform(CLI::App& app);
 std::function<int()> add_bench(CLI::App& app, const char* argv0);
 std::function<int()> add_compare(CLI::App& app);
 std::function<int()> add_search(CLI::App& app, const char* argv0);
+std::function<int()> add_report(CLI::App& app);
+std::function<int()> add_serve(CLI::App& app);
 
 // The kernel class table compare and calibrate --trace use by default: $SIMUMAX_KERNEL_CLASSES, else the source
 // tree's data/kernel_classes.json.

@@ -244,6 +244,8 @@ class Handler : public nlohmann::json_sax<Json> {
     else if (k == "Collective name" && s.text) event_.collective = *s.text;
     else if (k == "flops" && s.is_number) event_.flops = s.number;
     else if (k == "shape_key" && s.text) event_.shape_key = *s.text;
+    else if (k == "pass" && s.text) event_.arg_pass = *s.text;
+    else if (k == "bytes" && s.is_number) event_.arg_bytes = s.number;
   }
 
   const std::function<void(const ChromeEvent&)>& on_event_;

@@ -29,6 +29,8 @@ struct ChromeEvent {
   double flops = -1;         // args.flops of our own task (-1: none)
   std::string shape_key;     // args.shape_key of our own task: the efficiency-table key it was timed with
   int64_t index = 0;         // the event's place in the event list (for messages)
+  std::string arg_pass;      // args.pass of our own task (forward, backward, recompute, step)
+  double arg_bytes = -1;     // args.bytes of our own task (-1: none)
 };
 
 struct ChromeTraceInfo {

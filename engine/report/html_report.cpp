@@ -1,0 +1,105 @@
+#include "engine/report/html_report.hpp"
+
+#include <filesystem>
+#include <string_view>
+
+#include "engine/common/error.hpp"
+#include "engine/report/report_views.hpp"
+#include "engine/report/web_assets.hpp"
+
+namespace simumax::report {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool has(const std::string& dir, const char* name) {
+  std::error_code ec;
+  return fs::is_regular_file(fs::path(dir) / name, ec);
+}
+
+std::string at(const std::string& dir, const char* name) { return (fs::path(dir) / name).string(); }
+
+std::string escape_html(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// JSON inside <script type="application/json">: "</script>" or "<!--" in a string must not end the element, so
+// every '<' is written as \u003c (outside strings JSON has no '<').
+std::string script_safe(const std::string& json) {
+  std::string out;
+  out.reserve(json.size());
+  for (char c : json) {
+    if (c == '<') out += "\\u003c";
+    else out += c;
+  }
+  return out;
+}
+
+// Replaces the first occurrence of `mark` in `page` (the template) with `text`; inserted text is never rescanned.
+void fill(std::string& page, std::string_view mark, std::string_view text) {
+  const size_t at_pos = page.find(mark);
+  if (at_pos == std::string::npos) throw common::InternalError("web/report.html has no " + std::string(mark));
+  page.replace(at_pos, mark.size(), text);
+}
+
+}  // namespace
+
+std::string report_data_json(const std::string& dir, const HtmlReportOptions& options) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw common::ConfigError(dir, "", "not a folder (expected a run or search output folder)");
+  if (!has(dir, "summary.json") && !has(dir, "search.json")) {
+    throw common::ConfigError(dir, "", "has neither summary.json (a run) nor search.json (a search): nothing to report");
+  }
+  html::Json data = html::Json::object();
+  data["generator"] = "simumax-sim report";
+  if (has(dir, "summary.json")) data["summary"] = html::summary_view(html::read_json_doc(at(dir, "summary.json")));
+  if (has(dir, "trace.json")) data["timeline"] = html::trace_view(at(dir, "trace.json"), options.max_slices);
+  if (has(dir, "memory_timeline.json")) {
+    const html::JsonDoc timeline = html::read_json_doc(at(dir, "memory_timeline.json"));
+    if (has(dir, "memory_snapshot.json")) {
+      const html::JsonDoc snapshot = html::read_json_doc(at(dir, "memory_snapshot.json"), "allocations");
+      data["memory"] = html::memory_view(timeline, &snapshot, options.max_memory_points);
+    } else {
+      data["memory"] = html::memory_view(timeline, nullptr, options.max_memory_points);
+    }
+  }
+  if (has(dir, "links.json")) data["links"] = html::links_view(html::read_json_doc(at(dir, "links.json")));
+  if (has(dir, "search.json")) data["search"] = html::search_view(html::read_json_doc(at(dir, "search.json")));
+  return data.dump();
+}
+
+namespace {
+
+std::string page_of(const std::string& title, const std::string& data, const std::string& extra_js) {
+  std::string page(web::kReportHtml);
+  fill(page, "@TITLE@", escape_html(title));  // <title> and <h1>
+  fill(page, "@TITLE@", escape_html(title));
+  fill(page, "/*@CSS@*/", web::kReportCss);
+  fill(page, "@DATA@", script_safe(data));
+  fill(page, "/*@JS@*/", std::string(web::kReportJs) + "\n" + web::kReportChartsJs + "\n" + extra_js);
+  return page;
+}
+
+}  // namespace
+
+std::string html_report(const std::string& dir, const HtmlReportOptions& options) {
+  return page_of("simumax-sim report: " + fs::path(dir).lexically_normal().filename().string(),
+                 report_data_json(dir, options), "");
+}
+
+std::string html_app_page() {
+  return page_of("simumax-sim", "{\"app\":true,\"generator\":\"simumax-sim serve\"}", web::kAppJs);
+}
+
+}  // namespace simumax::report

@@ -1,0 +1,33 @@
+// The self-contained HTML report of a run or search folder (`simumax-sim report`, `run --html`): the folder's
+// JSON outputs are read here, reduced to what the page draws, and inlined with the page's own JS/CSS (web/).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace simumax::report {
+
+struct HtmlReportOptions {
+  // Timeline slices above this are decimated (runs of short slices of one kind on a lane are merged; the page
+  // says how many were merged). Default 300,000: the page then opens in well under a second.
+  size_t max_slices = 300000;
+  // Memory curve points per rank above this keep, per run of consecutive samples, the highest one (and always
+  // the peak): the chart is ~900 px wide, and more points only slow the page.
+  size_t max_memory_points = 1500;
+};
+
+// The files a report reads from `dir`, each optional: summary.json, trace.json, memory_timeline.json,
+// memory_snapshot.json (what is live at the peak), links.json (sim runs), search.json (a search output).
+// REQUIRES: nothing; throws common::ConfigError(file, json-pointer, what) for a file that is not what
+// simumax-sim writes, and for a folder with neither summary.json nor search.json. Never echoes file contents.
+// Same files and options -> byte-identical page.
+std::string html_report(const std::string& dir, const HtmlReportOptions& options);
+
+// The page of `simumax-sim serve`: the report's template and scripts with web/app.js, and no data (the app
+// fetches it from the server).
+std::string html_app_page();
+
+// The page's data (one JSON object, what html_report inlines): for tests and for `serve`.
+std::string report_data_json(const std::string& dir, const HtmlReportOptions& options);
+
+}  // namespace simumax::report

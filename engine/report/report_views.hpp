@@ -1,0 +1,30 @@
+// The parts of the HTML report's data, one per input file (internal to engine/report's report_*.cpp). Each
+// returns the compact JSON the page's script (web/report.js) draws; see docs/report.md for the fields.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "engine/report/report_json_read.hpp"
+
+namespace simumax::report::html {
+
+// trace.json: lanes (one per rank and thread), slice columns, the kind of each slice, and the decimation done
+// to keep at most `max_slices`. Throws ConfigError(path, ...) for a file that is not a Chrome trace.
+Json trace_view(const std::string& path, size_t max_slices);
+
+// summary.json: headline figures and per-stage rows with the fit verdict (summary.json's own `fits` and
+// headroom when it has them, else GPU memory − peak reserved).
+Json summary_view(const JsonDoc& summary);
+
+// memory_timeline.json (+ memory_snapshot.json when given: the largest allocations live at each rank's peak).
+Json memory_view(const JsonDoc& timeline, const JsonDoc* snapshot, size_t max_points);
+
+// search.json: every evaluated candidate (step time, peak reserved, fits, rank), the Pareto front of those
+// that fit (indices into the candidate list), and the meta fields.
+Json search_view(const JsonDoc& search);
+
+// links.json: the busiest links (at most 20), their scalar fields as written.
+Json links_view(const JsonDoc& links);
+
+}  // namespace simumax::report::html

@@ -1,0 +1,175 @@
+// The HTML report in a real browser (issue #17): headless Chromium loads the page, runs its script, and the DOM
+// it leaves is checked against the run's own files; screenshots go to the build folder (outside git) and their
+// paths are printed. Chromium missing is a failure, never a skip: tools/install-deps.sh installs it.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_runner.hpp"
+
+namespace simumax::tests {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+std::string find_chromium() {
+  if (const char* env = std::getenv("SIMUMAX_CHROMIUM"); env && *env) return env;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    for (const char* name : {"chromium", "chromium-browser"}) {
+      const fs::path p = fs::path(dirs.substr(start, end - start)) / name;
+      if (access(p.c_str(), X_OK) == 0) return p.string();
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("simumax-browser-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(p);
+  return p;
+}
+
+// Runs headless Chromium on `page` with `mode` (--dump-dom or --screenshot=...); returns its stdout.
+std::string chromium(const fs::path& page, const std::string& mode, const std::string& window) {
+  const std::string exe = find_chromium();
+  const fs::path profile = scratch("profile");
+  const fs::path out = scratch("stdout");
+  std::vector<std::string> args = {exe, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                   "--user-data-dir=" + profile.string(), "--virtual-time-budget=10000",
+                                   "--window-size=" + window, mode, "file://" + fs::absolute(page).string()};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    FILE* f = std::freopen(out.c_str(), "w", stdout);
+    if (!f || !std::freopen("/dev/null", "w", stderr)) _exit(126);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(exe.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << exe << " " << mode;
+  const std::string text = read_file(out);
+  fs::remove_all(profile);
+  fs::remove(out);
+  return text;
+}
+
+// The value of attribute `attr` on the first tag matching `tag_regex` (e.g. "<section id=\"timeline\"[^>]*>").
+std::string attr(const std::string& dom, const std::string& tag_regex, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(dom, m, std::regex(tag_regex))) return "<no tag " + tag_regex + ">";
+  std::smatch a;
+  const std::string tag = m.str();
+  if (!std::regex_search(tag, a, std::regex(" " + name + "=\"([^\"]*)\""))) return "<no attribute " + name + ">";
+  return a[1];
+}
+
+std::vector<std::string> all_tags(const std::string& dom, const std::string& tag_regex) {
+  std::vector<std::string> out;
+  const std::regex re(tag_regex);
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), re); it != std::sregex_iterator(); ++it) out.push_back(it->str());
+  return out;
+}
+
+// Loads the page, checks the script drew it without an error, saves a screenshot; returns the DOM.
+std::string render(const fs::path& page, const std::string& shot_name, const std::string& window) {
+  if (find_chromium().empty()) {
+    ADD_FAILURE() << "chromium is not installed: run tools/install-deps.sh (the browser tests never skip)";
+    return "";
+  }
+  const std::string dom = chromium(page, "--dump-dom", window);
+  EXPECT_EQ(attr(dom, "<body[^>]*>", "data-rendered"), "yes") << page;
+  EXPECT_EQ(attr(dom, "<body[^>]*>", "data-render-error"), "<no attribute data-render-error>");
+  const fs::path shots = fs::path(SIMUMAX_SCREENSHOT_DIR);
+  fs::create_directories(shots);
+  const fs::path shot = shots / (shot_name + ".png");
+  fs::remove(shot);
+  chromium(page, "--screenshot=" + shot.string(), window);
+  EXPECT_TRUE(fs::is_regular_file(shot) && fs::file_size(shot) > 10000) << shot;
+  std::cout << "screenshot: " << shot.string() << "\n";
+  return dom;
+}
+
+TEST(HtmlReportBrowser, DefaultScenarioDrawsEveryLaneSliceAndTheSummarysPeaks) {
+  const fs::path dir = scratch("default");
+  const CliResult r = run_cli({"run", "scenarios/default.json", "--trace", "--memory", "--html", "-q", "-o", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string dom = render(dir / "report.html", "report_default", "1300,2600");
+  const Json trace = Json::parse(read_file(dir / "trace.json"));
+  const Json summary = Json::parse(read_file(dir / "summary.json"));
+  size_t slices = 0;
+  std::map<std::pair<int64_t, int64_t>, int> lanes;
+  for (const Json& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") ++slices, lanes[{e["pid"].get<int64_t>(), e["tid"].get<int64_t>()}] = 1;
+  }
+  EXPECT_EQ(attr(dom, "<section id=\"timeline\"[^>]*>", "data-lanes"), std::to_string(lanes.size()));
+  EXPECT_EQ(attr(dom, "<section id=\"timeline\"[^>]*>", "data-slices"), std::to_string(slices));
+  const std::vector<std::string> peaks = all_tags(dom, "<circle[^>]*class=\"mem-peak\"[^>]*>");
+  ASSERT_EQ(peaks.size(), summary["stages"].size());
+  for (const std::string& p : peaks) {
+    const size_t stage = std::stoul(attr(p, "<circle[^>]*>", "data-pp-stage"));
+    const int64_t expected = summary["stages"][stage]["memory"]["peak_alloc_bytes"];
+    EXPECT_EQ(attr(p, "<circle[^>]*>", "data-peak-bytes"), std::to_string(expected)) << "stage " << stage;
+  }
+  const std::vector<std::string> verdicts = all_tags(dom, "<span[^>]*data-fits=\"[^\"]*\"[^>]*>");
+  ASSERT_EQ(verdicts.size(), summary["stages"].size());
+  for (const std::string& v : verdicts) {
+    const size_t stage = std::stoul(attr(v, "<span[^>]*>", "data-stage"));
+    const bool fits = summary["stages"][stage]["memory"]["peak_reserved_bytes"].get<double>() <=
+                      summary["gpu_memory_bytes"].get<double>();
+    EXPECT_EQ(attr(v, "<span[^>]*>", "data-fits"), fits ? "true" : "false");
+  }
+}
+
+TEST(HtmlReportBrowser, SearchReportPlotsEveryCandidateAndTheParetoFront) {
+  const fs::path dir = scratch("search");
+  const CliResult r = run_cli({"search", "--model", "models/llama3-70b.json", "--system", "platforms/b200_bf16.json",
+                               "--world-size", "16", "--global-batch-size", "64", "--seq-len", "4096", "-o", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(run_cli({"report", dir.string(), "-q"}).exit_code, 0);
+  const std::string dom = render(dir / "report.html", "report_search", "1300,1500");
+  const Json search = Json::parse(read_file(dir / "search.json"));
+  EXPECT_EQ(attr(dom, "<section id=\"search\"[^>]*>", "data-candidates"), std::to_string(search["evaluated"].get<int>()));
+  EXPECT_EQ(attr(dom, "<section id=\"search\"[^>]*>", "data-feasible"), std::to_string(search["fit"].get<int>()));
+  const std::string pareto = attr(dom, "<section id=\"search\"[^>]*>", "data-pareto");
+  EXPECT_EQ(std::to_string(all_tags(dom, "<circle[^>]*class=\"pareto\"[^>]*>").size()), pareto);
+  EXPECT_NE(dom.find("<table id=\"search-best\">"), std::string::npos);
+}
+
+TEST(HtmlReportBrowser, Sim512GpuReportIsDecimatedAndOpensQuickly) {
+  const fs::path dir = scratch("sim512");
+  const CliResult r = run_cli({"run", "scenarios/bench/llama3_70b_512gpu_tp8_pp4_dp16.json", "--executor", "sim",
+                               "--ranks", "all", "--trace", "--trace-ranks", "all", "--memory", "-q", "-o", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(run_cli({"report", dir.string(), "-q"}).exit_code, 0);
+  const std::string dom = render(dir / "report.html", "report_sim512", "1300,4200");
+  EXPECT_EQ(attr(dom, "<section id=\"timeline\"[^>]*>", "data-lanes"), "2560");  // 512 ranks x 5 lanes
+  EXPECT_NE(dom.find("id=\"decimated\""), std::string::npos);
+  EXPECT_EQ(attr(dom, "<section id=\"memory\"[^>]*>", "data-ranks"), "4");  // one curve per pipeline stage
+  EXPECT_NE(dom.find("<section id=\"links\">"), std::string::npos);
+  const int render_ms = std::stoi(attr(dom, "<body[^>]*>", "data-render-ms"));
+  std::cout << "512-GPU report drawn " << render_ms << " ms after navigation start\n";
+  EXPECT_LT(render_ms, 3000);  // the target is 1 s; the bound leaves room for a loaded 2-core CI machine
+  fs::remove_all(dir);  // ~650 MB of trace and memory files
+}
+
+}  // namespace
+}  // namespace simumax::tests

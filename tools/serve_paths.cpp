@@ -1,0 +1,77 @@
+#include "tools/serve_paths.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "engine/common/error.hpp"
+
+namespace simumax::tools {
+
+namespace fs = std::filesystem;
+
+namespace {
+constexpr uintmax_t kMaxFileBytes = 1u << 20;
+constexpr size_t kMaxFiles = 10000;
+
+bool under(const fs::path& p, const fs::path& root) {
+  const auto [r, q] = std::mismatch(root.begin(), root.end(), p.begin(), p.end());
+  return r == root.end();
+}
+}  // namespace
+
+ServeRoots make_serve_roots(const std::vector<std::string>& folders) {
+  ServeRoots roots;
+  for (const std::string& f : folders) {
+    std::error_code ec;
+    if (!fs::is_directory(f, ec)) throw common::UsageError("--root " + f + ": not a folder");
+    const fs::path canon = fs::canonical(f, ec);
+    if (ec) throw common::UsageError("--root " + f + ": " + ec.message());
+    const std::string name = canon.filename().string();
+    for (const auto& [n, p] : roots.named) {
+      if (n == name) throw common::UsageError("--root " + f + ": a second folder named '" + name + "'");
+    }
+    roots.named.emplace_back(name, canon.string());
+  }
+  return roots;
+}
+
+std::vector<std::string> list_serve_files(const ServeRoots& roots) {
+  std::vector<std::string> out;
+  for (const auto& [name, root] : roots.named) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (out.size() >= kMaxFiles) break;
+      if (!it->is_regular_file(ec) || it->path().extension() != ".json") continue;
+      const std::string rel = name + "/" + fs::relative(it->path(), root, ec).generic_string();
+      if (!ec && resolve_serve_file(roots, rel)) out.push_back(rel);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<std::string> resolve_serve_file(const ServeRoots& roots, const std::string& requested) {
+  if (requested.empty() || requested.size() > 512 || requested.front() == '/') return std::nullopt;
+  for (char c : requested) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '/')) return std::nullopt;
+  }
+  const fs::path rel(requested);
+  for (const fs::path& part : rel) {
+    if (part == ".." || part == ".") return std::nullopt;
+  }
+  if (rel.extension() != ".json") return std::nullopt;
+  const std::string name = rel.begin()->string();
+  for (const auto& [n, root] : roots.named) {
+    if (n != name) continue;
+    std::error_code ec;
+    const fs::path canon = fs::canonical(fs::path(root) / rel.lexically_relative(name), ec);
+    if (ec || !under(canon, root) || !fs::is_regular_file(canon, ec)) return std::nullopt;
+    if (fs::file_size(canon, ec) > kMaxFileBytes || ec) return std::nullopt;
+    return canon.string();
+  }
+  return std::nullopt;
+}
+
+}  // namespace simumax::tools

@@ -1,0 +1,27 @@
+// The files `simumax-sim serve` may read: *.json under the folders it was started with, nothing else.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace simumax::tools {
+
+// The folders, by the name a request uses for each (its last path component, e.g. "models").
+struct ServeRoots {
+  std::vector<std::pair<std::string, std::string>> named;  // name -> canonical absolute folder
+};
+
+// REQUIRES: each folder exists. Throws common::UsageError naming a folder that does not, or two of one name.
+ServeRoots make_serve_roots(const std::vector<std::string>& folders);
+
+// Every regular *.json file under the roots (recursively), as "<root name>/<relative path>", sorted; at most
+// 10,000 (a root holding more is not what serve is for).
+std::vector<std::string> list_serve_files(const ServeRoots& roots);
+
+// The file a request names ("<root name>/<relative path>"), when it is a regular *.json file at most 1 MiB whose
+// canonical path lies under its root: no "..", no absolute path, no symbolic link out of the root, only
+// [A-Za-z0-9._/-] characters. nullopt otherwise (the request gets 404, whatever the reason).
+std::optional<std::string> resolve_serve_file(const ServeRoots& roots, const std::string& requested);
+
+}  // namespace simumax::tools

@@ -1,0 +1,226 @@
+// simumax-sim HTML report, second part: the memory curves, the busiest links and the search plot, then draws
+// every section the data has (report.js defines the helpers, the summary and the timeline).
+(function () {
+  'use strict';
+  const R = window.SimumaxReport;
+  const { D, el, svg, section, table, legend, tip, untip, gib, fixed, niceStep, MEM_COLOURS } = R;
+  const GiB = 1024 * 1024 * 1024;
+
+  function axes(g, x0, x1, y0, y1, xs, ys, xLabel, yLabel, xFmt, yFmt) {
+    const ax = svg('g', { class: 'axis' });
+    ax.appendChild(svg('path', { d: `M${x0} ${y0}H${x1}M${x0} ${y0}V${y1}`, fill: 'none' }));
+    for (const [v, x] of xs) {
+      ax.appendChild(svg('line', { x1: x, x2: x, y1: y0, y2: y0 + 4 }));
+      ax.appendChild(svg('text', { x: x, y: y0 + 15, 'text-anchor': 'middle' }, xFmt(v)));
+    }
+    for (const [v, y] of ys) {
+      ax.appendChild(svg('line', { x1: x0 - 4, x2: x0, y1: y, y2: y }));
+      ax.appendChild(svg('text', { x: x0 - 6, y: y + 4, 'text-anchor': 'end' }, yFmt(v)));
+    }
+    ax.appendChild(svg('text', { x: (x0 + x1) / 2, y: y0 + 30, 'text-anchor': 'middle' }, xLabel));
+    ax.appendChild(svg('text', { x: 12, y: (y0 + y1) / 2, transform: `rotate(-90 12 ${(y0 + y1) / 2})`,
+      'text-anchor': 'middle' }, yLabel));
+    g.appendChild(ax);
+  }
+  function ticks(lo, hi, count, map) {
+    const step = niceStep(hi - lo, count), out = [];
+    for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9 * step; v += step) out.push([v, map(v)]);
+    return out;
+  }
+
+  // ---- memory -----------------------------------------------------------------------------------------------
+  function staticBands(rank, S) {
+    const st = S && S.stages && S.stages.find((r) => r.stage === rank.pp_stage);
+    const staticBytes = rank.samples.length ? rank.samples[0][2] : 0;
+    if (st && st.weight_bytes !== undefined && st.grad_bytes !== undefined && st.optimizer_state_bytes !== undefined) {
+      const parts = [['weights', st.weight_bytes], ['gradients', st.grad_bytes],
+        ['optimizer states', st.optimizer_state_bytes], ['TE buffers', st.te_dummy_wgrad_bytes || 0]];
+      if (parts.reduce((a, p) => a + p[1], 0) === staticBytes) return parts;
+    }
+    return [['static', staticBytes]];
+  }
+  function drawMemoryRank(s, rank, S, endUs) {
+    const W = 980, H = 260, L = 70, Rm = 20, T = 16, B = 40;
+    const box = el('div', { class: 'memory-rank' });
+    box.appendChild(el('h3', {}, 'rank ' + rank.rank + (rank.pp_stage === undefined ? '' : ' (pp stage ' + rank.pp_stage + ')')));
+    const bands = staticBands(rank, S);
+    const gpu = S && S.gpu_memory_bytes;
+    let yMax = rank.peak_allocated_bytes * 1.05;
+    if (gpu && gpu < rank.peak_allocated_bytes * 1.6) yMax = Math.max(yMax, gpu * 1.02);
+    const xOf = (t) => L + t / (endUs || 1) * (W - L - Rm), yOf = (b) => H - B - b / yMax * (H - B - T);
+    const g = svg('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+    const smp = rank.samples;
+    // Bands from the bottom: the static parts (constant), then activations, then transient buffers.
+    let acc = 0;
+    const layers = bands.length === 1 ? [['static', (k) => smp[k][2]]]
+      : bands.map((b) => { acc += b[1]; const v = acc; return [b[0], () => v]; });
+    layers.push(['activations', (k) => smp[k][2] + smp[k][3]]);
+    layers.push(['transient', (k) => smp[k][2] + smp[k][3] + smp[k][4]]);
+    let below = () => 0;
+    for (const [name, top] of layers) {
+      const up = [], down = [];
+      for (let k = 0; k < smp.length; ++k) {
+        const xa = xOf(smp[k][0]).toFixed(2), xb = xOf(k + 1 < smp.length ? smp[k + 1][0] : endUs).toFixed(2);
+        const yt = yOf(top(k)).toFixed(2), yb = yOf(below(k)).toFixed(2);
+        up.push(`${k ? 'L' : 'M'}${xa} ${yt}L${xb} ${yt}`);
+        down.push(`L${xb} ${yb}L${xa} ${yb}`);
+      }
+      g.appendChild(svg('path', { d: up.join('') + down.reverse().join('') + 'Z', fill: MEM_COLOURS[name], 'fill-opacity': 0.85, class: 'band',
+        'data-kind': name }));
+      below = top;
+    }
+    axes(g, L, W - Rm, H - B, T, ticks(0, endUs, 10, xOf), ticks(0, yMax / GiB, 6, (v) => yOf(v * GiB)),
+      'time in the step (ms)', 'GiB', (v) => (v / 1000).toFixed(0), (v) => v.toFixed(0));
+    if (gpu && gpu <= yMax) {
+      g.appendChild(svg('path', { d: `M${L} ${yOf(gpu)}H${W - Rm}`, stroke: '#b3261e', 'stroke-dasharray': '5 4' }));
+      g.appendChild(svg('text', { x: W - Rm - 4, y: yOf(gpu) - 4, 'text-anchor': 'end' }, 'GPU memory ' + gib(gpu) + ' GiB'));
+    }
+    const px = xOf(rank.peak_time_us), py = yOf(rank.peak_allocated_bytes);
+    g.appendChild(svg('path', { d: `M${px} ${H - B}V${py}`, stroke: '#1d2330', 'stroke-dasharray': '2 3' }));
+    const peak = svg('circle', { cx: px, cy: py, r: 4, fill: '#1d2330', class: 'mem-peak', id: 'mem-peak-rank-' + rank.rank,
+      'data-rank': rank.rank, 'data-peak-bytes': rank.peak_allocated_bytes });
+    if (rank.pp_stage !== undefined) peak.setAttribute('data-pp-stage', rank.pp_stage);
+    g.appendChild(peak);
+    const task = rank.at_peak ? rank.at_peak.task : '';
+    g.appendChild(svg('text', { x: Math.min(px + 6, W - 260), y: Math.max(T + 10, py - 6) },
+      'peak ' + gib(rank.peak_allocated_bytes) + ' GiB at ' + (rank.peak_time_us / 1000).toFixed(2) + ' ms' +
+      (task ? ' (' + task + ')' : '')));
+    g.addEventListener('mousemove', (ev) => {
+      const r = g.getBoundingClientRect();
+      const t = (ev.clientX - r.left - L) / (W - L - Rm) * endUs;
+      let k = 0;
+      while (k + 1 < smp.length && smp[k + 1][0] <= t) ++k;
+      if (t < 0 || !smp.length) { untip(); return; }
+      tip(ev, (t / 1000).toFixed(3) + ' ms\nallocated ' + gib(smp[k][1]) + ' GiB\nstatic ' + gib(smp[k][2]) +
+        ' GiB\nactivations ' + gib(smp[k][3]) + ' GiB\ntransient ' + gib(smp[k][4]) + ' GiB');
+    });
+    g.addEventListener('mouseleave', untip);
+    box.appendChild(g);
+    if (rank.at_peak && rank.at_peak.live.length) {
+      box.appendChild(el('p', { class: 'note' }, 'Live at the peak (largest first), while ' + rank.at_peak.task + ' ran:'));
+      box.appendChild(table(['allocation', 'GiB'], rank.at_peak.live.map((a) => [a.name, gib(a.bytes)]), [0]));
+    }
+    if (rank.total_samples > smp.length) {
+      box.appendChild(el('p', { class: 'note' }, 'Decimated: ' + rank.total_samples + ' samples, ' + smp.length +
+        ' drawn (the highest of each run of consecutive samples, and the peak).'));
+    }
+    s.appendChild(box);
+  }
+  function drawMemory(M, S, endUs) {
+    const s = section('memory', 'Memory over the step');
+    s.dataset.ranks = String(M.ranks.length);
+    if (M.traced_ranks > M.ranks.length) {
+      s.appendChild(el('p', { class: 'note' }, M.traced_ranks + ' ranks traced; drawn: the rank with the highest peak of ' +
+        'each pipeline stage.'));
+    }
+    s.appendChild(legend(['weights', 'gradients', 'optimizer states', 'TE buffers', 'activations', 'transient']
+      .map((k) => [k, MEM_COLOURS[k]])));
+    for (const rank of M.ranks) drawMemoryRank(s, rank, S, endUs);
+  }
+
+  // ---- links ------------------------------------------------------------------------------------------------
+  function drawLinks(Lk) {
+    const s = section('links', 'Busiest links');
+    if (!Lk.links.length) { s.appendChild(el('p', { class: 'note' }, 'No link carried a flow.')); return; }
+    const keys = Object.keys(Lk.links[0]).sort((a, b) => (b === 'name') - (a === 'name'));
+    const rows = Lk.links.map((l) => keys.map((k) => {
+      const v = l[k];
+      if (k === 'utilisation' && typeof v === 'number') {
+        const span = el('span');
+        const bar = el('span', { class: 'bar' });
+        bar.style.width = Math.round(Math.min(1, v) * 120) + 'px';
+        span.appendChild(bar);
+        span.appendChild(document.createTextNode(' ' + (v * 100).toFixed(1) + ' %'));
+        return span;
+      }
+      return typeof v === 'number' ? (Number.isInteger(v) ? v : v.toPrecision(4)) : String(v);
+    }));
+    s.appendChild(table(keys, rows, [0]));
+    s.appendChild(el('p', { class: 'note' }, 'Utilisation: bytes / (bandwidth × step time); the ' + Lk.links.length +
+      ' busiest links of links.json (links.json has totals over the step, not their course over time).'));
+  }
+
+  // ---- search -----------------------------------------------------------------------------------------------
+  function drawSearch(Sr) {
+    const s = section('search', 'Search: step time against peak memory');
+    const C = Sr.candidates;
+    s.dataset.candidates = String(C.length);
+    s.dataset.feasible = String(C.filter((c) => c.fits).length);
+    s.dataset.pareto = String(Sr.pareto.length);
+    if (Sr.title) s.appendChild(el('p', { class: 'note' }, Sr.title));
+    if (!C.length) { s.appendChild(el('p', { class: 'note' }, 'No candidate was evaluated.')); return; }
+    const W = 980, H = 420, L = 80, Rm = 20, T = 16, B = 44;
+    const xMax = Math.max(...C.map((c) => c.peak_reserved_gib)) * 1.03;
+    const yMin = Math.min(...C.map((c) => c.step_time_ms)), yMax = Math.max(...C.map((c) => c.step_time_ms));
+    const pad = (yMax - yMin) * 0.03 || 1;
+    const xOf = (v) => L + v / xMax * (W - L - Rm), yOf = (v) => H - B - (v - yMin + pad) / (yMax - yMin + 2 * pad) * (H - B - T);
+    const g = svg('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+    axes(g, L, W - Rm, H - B, T, ticks(0, xMax, 10, xOf), ticks(yMin - pad, yMax + pad, 8, yOf),
+      'peak reserved memory (GiB)', 'step time (ms)', (v) => v.toFixed(0), (v) => v.toFixed(0));
+    const limit = Sr.gpu_memory_gib === undefined ? undefined : Sr.gpu_memory_gib - (Sr.memory_margin_gib || 0);
+    if (limit !== undefined && limit <= xMax) {
+      g.appendChild(svg('path', { d: `M${xOf(limit)} ${H - B}V${T}`, stroke: '#b3261e', 'stroke-dasharray': '5 4' }));
+      g.appendChild(svg('text', { x: xOf(limit) + 4, y: T + 10 }, 'memory limit ' + limit.toFixed(1) + ' GiB'));
+    }
+    // One path per class (thousands of candidates): a small square per point.
+    for (const [fits, colour] of [[false, '#c9ced8'], [true, '#4c78a8']]) {
+      let d = '';
+      for (const c of C) if (c.fits === fits) d += `M${(xOf(c.peak_reserved_gib) - 2).toFixed(1)} ${(yOf(c.step_time_ms) - 2).toFixed(1)}h4v4h-4z`;
+      g.appendChild(svg('path', { d: d, fill: colour, class: fits ? 'feasible' : 'infeasible' }));
+    }
+    const front = Sr.pareto.map((i) => C[i]);
+    g.appendChild(svg('path', { d: front.map((c, k) => `${k ? 'L' : 'M'}${xOf(c.peak_reserved_gib)} ${yOf(c.step_time_ms)}`).join(''),
+      fill: 'none', stroke: '#f58518', 'stroke-width': 2 }));
+    for (const c of front) {
+      g.appendChild(svg('circle', { cx: xOf(c.peak_reserved_gib), cy: yOf(c.step_time_ms), r: 4, fill: '#f58518', class: 'pareto' }));
+    }
+    g.addEventListener('mousemove', (ev) => {
+      const r = g.getBoundingClientRect();
+      const x = ev.clientX - r.left, y = ev.clientY - r.top;
+      let best = -1, bd = 64;
+      for (let i = 0; i < C.length; ++i) {
+        const dx = xOf(C[i].peak_reserved_gib) - x, dy = yOf(C[i].step_time_ms) - y, d2 = dx * dx + dy * dy;
+        if (d2 < bd) { bd = d2; best = i; }
+      }
+      if (best < 0) { untip(); return; }
+      const c = C[best];
+      tip(ev, c.label + '\nstep ' + c.step_time_ms.toFixed(2) + ' ms, peak reserved ' + c.peak_reserved_gib.toFixed(2) +
+        ' GiB\n' + (c.fits ? 'fits' : 'does not fit') + (c.rank !== undefined ? ', rank ' + c.rank : '') +
+        (c.mfu !== undefined ? '\nMFU ' + c.mfu.toFixed(4) : ''));
+    });
+    g.addEventListener('mouseleave', untip);
+    s.appendChild(legend([['fits', '#4c78a8'], ['does not fit', '#c9ced8'], ['Pareto front (of those that fit)', '#f58518']]));
+    s.appendChild(g);
+    const ranked = C.filter((c) => c.rank !== undefined).sort((a, b) => a.rank - b.rank).slice(0, 20);
+    s.appendChild(el('h3', {}, 'Best layouts' + (Sr.objective ? ' (objective: ' + Sr.objective + ')' : '')));
+    const t = table(['rank', 'layout', 'step ms', 'peak reserved GiB', 'headroom GiB', 'MFU', 'tokens/s', 'sim step ms'],
+      ranked.map((c) => [c.rank, c.label, fixed(c.step_time_ms, 2), fixed(c.peak_reserved_gib, 2), fixed(c.headroom_gib, 2),
+        fixed(c.mfu, 4), fixed(c.tokens_per_s, 0), c.sim_step_time_ms === undefined ? '' : fixed(c.sim_step_time_ms, 2)]), [1]);
+    t.id = 'search-best';
+    s.appendChild(t);
+  }
+
+  Object.assign(R, { drawMemory, drawLinks, drawSearch });
+
+  function main() {
+    if (D.summary) R.drawSummary(D.summary);
+    const endUs = D.timeline ? D.timeline.end_us : D.summary ? D.summary.step_time_ms * 1000 : 0;
+    if (D.timeline) R.drawTimeline(D.timeline);
+    if (D.memory) drawMemory(D.memory, D.summary, endUs);
+    if (D.links) drawLinks(D.links);
+    if (D.search) drawSearch(D.search);
+    const missing = [];
+    if (D.summary && !D.timeline) missing.push('no trace.json (run with --trace for the timeline)');
+    if (D.summary && !D.memory) missing.push('no memory_timeline.json (run with --memory for the memory curves)');
+    const st = document.getElementById('status');
+    st.textContent = 'Generated by simumax-sim report.' + (missing.length ? ' Not drawn: ' + missing.join('; ') + '.' : '');
+    document.body.dataset.renderMs = performance.now().toFixed(0);  // since navigation start
+    document.body.dataset.scriptMs = (performance.now() - R.startMs).toFixed(0);  // this script alone
+    document.body.dataset.rendered = 'yes';
+  }
+  window.addEventListener('error', (e) => {
+    document.body.dataset.renderError = String(e.message);
+    document.getElementById('status').textContent = 'This page failed to draw: ' + e.message;
+  });
+  main();
+})();

@@ -33,12 +33,11 @@ Json stage_row(const JsonDoc& d, const Json& st, const std::string& p, std::opti
   copy_numbers(d, m, mp, {"weight_bytes", "grad_bytes", "optimizer_state_bytes", "te_dummy_wgrad_bytes",
                           "activation_bytes_at_peak", "transient_bytes_at_peak"}, row);
   if (const Json* t = maybe(d, m, mp, "peak_task", "string")) row["peak_task"] = *t;
-  // summary.json gains `fits` and a headroom per stage (issue #16); read them where present (on the stage or
-  // its memory), else judge from the system's GPU memory.
+  // A stage's verdict and headroom as summary.json gives them (with the run's --memory-margin-gib); a summary.json
+  // of an older run has neither, and the verdict is judged from the system's GPU memory.
   const Json* fits = maybe(d, st, p, "fits", "boolean");
-  if (!fits) fits = maybe(d, m, mp, "fits", "boolean");
-  std::optional<double> headroom = maybe_number(d, st, p, "headroom_bytes");
-  if (!headroom) headroom = maybe_number(d, m, mp, "headroom_bytes");
+  std::optional<double> headroom;
+  if (const auto gib = maybe_number(d, st, p, "headroom_gib")) headroom = *gib * 1024.0 * 1024.0 * 1024.0;
   if (!headroom && gpu_bytes) headroom = *gpu_bytes - reserved;
   if (headroom) row["headroom_bytes"] = *headroom;
   if (fits) {

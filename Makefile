@@ -20,6 +20,7 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+	tools/sanitize-subset.sh build-asan $(JOBS)
 
 bench: build
 	$(BUILD)/tools/simumax-sim bench

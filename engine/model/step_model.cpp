@@ -223,25 +223,31 @@ StepModel build_step_model(const config::Scenario& s, OpCache* cache) {
   return sm;
 }
 
+AttentionProjectionElements attention_projection_elements(const config::ModelConfig& m) {
+  const double H = static_cast<double>(m.hidden_size);
+  AttentionProjectionElements e;
+  if (m.attention_type == config::AttentionType::kMla) {
+    const double n = static_cast<double>(m.head_num);
+    const double dq = static_cast<double>(m.qk_head_dim.value_or(0) + m.qk_pos_emb_head_dim.value_or(0));
+    const double kvl = static_cast<double>(m.kv_lora_rank.value_or(0));
+    e.qkv = m.q_lora_rank ? H * static_cast<double>(*m.q_lora_rank) + static_cast<double>(*m.q_lora_rank) * n * dq
+                          : H * n * dq;
+    e.qkv += H * (kvl + static_cast<double>(m.qk_pos_emb_head_dim.value_or(0))) +
+             kvl * n * static_cast<double>(m.qk_head_dim.value_or(0) + m.v_head_dim.value_or(0));
+    e.proj = static_cast<double>(m.v_head_dim.value_or(0)) * n * H;
+  } else {
+    const double d = static_cast<double>(m.head_size.value_or(0));
+    e.qkv = H * (d * static_cast<double>(m.head_num) + 2 * d * static_cast<double>(m.kv_head_num));
+    e.proj = H * H;  // SimuMax counts H*H, not heads*head_size (kept: MFU parity)
+  }
+  return e;
+}
+
 double flops_per_token(const config::ModelConfig& m, int64_t padded_vocab, int64_t seq_len) {
   const double L = static_cast<double>(m.layer_num), H = static_cast<double>(m.hidden_size);
   const double S = static_cast<double>(seq_len);
   const bool mla = m.attention_type == config::AttentionType::kMla;
-  double qkv, proj;
-  if (mla) {
-    const double n = static_cast<double>(m.head_num);
-    const double dq = static_cast<double>(m.qk_head_dim.value_or(0) + m.qk_pos_emb_head_dim.value_or(0));
-    const double kvl = static_cast<double>(m.kv_lora_rank.value_or(0));
-    qkv = m.q_lora_rank ? H * static_cast<double>(*m.q_lora_rank) + static_cast<double>(*m.q_lora_rank) * n * dq
-                        : H * n * dq;
-    qkv += H * (kvl + static_cast<double>(m.qk_pos_emb_head_dim.value_or(0))) +
-           kvl * n * static_cast<double>(m.qk_head_dim.value_or(0) + m.v_head_dim.value_or(0));
-    proj = static_cast<double>(m.v_head_dim.value_or(0)) * n * H;
-  } else {
-    const double d = static_cast<double>(m.head_size.value_or(0));
-    qkv = H * (d * static_cast<double>(m.head_num) + 2 * d * static_cast<double>(m.kv_head_num));
-    proj = H * H;  // SimuMax counts H*H, not heads*head_size (kept: MFU parity)
-  }
+  const auto [qkv, proj] = attention_projection_elements(m);
   double res = 0, factor = 1;
   const int64_t topk = m.topk.value_or(0);
   if (topk > 1) {

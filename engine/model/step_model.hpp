@@ -36,4 +36,13 @@ int layers_on_stage(const config::StrategyConfig& st, const config::ModelConfig&
 // SimuMax's flops_per_token (padded vocab; every layer counted as MoE when topk > 1).
 double flops_per_token(const config::ModelConfig& m, int64_t padded_vocab, int64_t seq_len);
 
+// SimuMax's element counts of one layer's attention projections, as its closed-form FLOPs and parameter
+// counts use them: QKV (MLA: the q/kv down and up projections) and the output projection (H*H without MLA,
+// not heads*head_size: kept for parity).
+struct AttentionProjectionElements {
+  double qkv = 0;
+  double proj = 0;
+};
+AttentionProjectionElements attention_projection_elements(const config::ModelConfig& m);
+
 }  // namespace simumax::model

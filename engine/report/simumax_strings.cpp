@@ -82,20 +82,7 @@ const char* simumax_dtype(const config::StrategyConfig& st) { return st.fp8 ? "f
 
 double closed_form_param_numel(const config::ModelConfig& m, int64_t padded_vocab, bool activated) {
   const double H = static_cast<double>(m.hidden_size);
-  double qkv = 0, proj = H * H;  // SimuMax's base_proj_elements: H*H for non-MLA attention
-  if (m.attention_type == config::AttentionType::kMla) {
-    const double n = static_cast<double>(m.head_num);
-    const double dq = static_cast<double>(m.qk_head_dim.value_or(0) + m.qk_pos_emb_head_dim.value_or(0));
-    const double kvl = static_cast<double>(m.kv_lora_rank.value_or(0));
-    qkv = m.q_lora_rank ? H * static_cast<double>(*m.q_lora_rank) + static_cast<double>(*m.q_lora_rank) * n * dq
-                        : H * n * dq;
-    qkv += H * (kvl + static_cast<double>(m.qk_pos_emb_head_dim.value_or(0))) +
-           kvl * n * static_cast<double>(m.qk_head_dim.value_or(0) + m.v_head_dim.value_or(0));
-    proj = static_cast<double>(m.v_head_dim.value_or(0)) * n * H;
-  } else {
-    const double d = static_cast<double>(m.head_size.value_or(0));
-    qkv = H * (d * static_cast<double>(m.head_num) + 2 * d * static_cast<double>(m.kv_head_num));
-  }
+  const auto [qkv, proj] = model::attention_projection_elements(m);
   const double mlp = (m.use_swiglu ? 3 : 2) * H * static_cast<double>(m.ffn_hidden());
   const int64_t topk = m.topk.value_or(0);
   const double experts = activated ? (topk > 1 ? static_cast<double>(topk) : 1.0) : static_cast<double>(m.expert_num);

@@ -3,6 +3,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -57,6 +59,17 @@ std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::vector<std::string> validation_scenarios(const std::string& source_root) {
+  namespace fs = std::filesystem;
+  const fs::path scenarios = fs::path(source_root) / "scenarios";
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(scenarios / "validation")) {
+    if (e.is_regular_file() && e.path().extension() == ".json") out.push_back(fs::relative(e.path(), scenarios).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace simumax::tests

@@ -17,4 +17,8 @@ CliResult run_cli(const std::vector<std::string>& args);
 
 std::string read_file(const std::string& path);
 
+// The scenario files under <source_root>/scenarios/validation, as paths relative to <source_root>/scenarios, sorted
+// (the parameters of the tests that run every validation scenario).
+std::vector<std::string> validation_scenarios(const std::string& source_root);
+
 }  // namespace simumax::tests

@@ -26,17 +26,6 @@ fs::path out_dir(const std::string& name) {
 
 json read_json(const fs::path& p) { return json::parse(read_file(p.string())); }
 
-std::vector<std::string> validation_scenarios() {
-  std::vector<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(kRoot / "scenarios" / "validation")) {
-    if (e.is_regular_file() && e.path().extension() == ".json") {
-      out.push_back(fs::relative(e.path(), kRoot / "scenarios").string());
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 class MemoryPeak : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MemoryPeak, TimelineAndSnapshotPeaksEqualTheReportedPeak) {
@@ -74,7 +63,8 @@ std::string name_of(const ::testing::TestParamInfo<std::string>& info) {
   return n;
 }
 
-INSTANTIATE_TEST_SUITE_P(Validation, MemoryPeak, ::testing::ValuesIn(validation_scenarios()), name_of);
+INSTANTIATE_TEST_SUITE_P(Validation, MemoryPeak, ::testing::ValuesIn(validation_scenarios(SIMUMAX_SOURCE_DIR)),
+                         name_of);
 
 // Checks the documented structure and prints "ok" (or what is wrong). argv: pickle path, then per device
 // "device:peak" as memory_snapshot.json reports it.

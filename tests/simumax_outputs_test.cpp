@@ -284,17 +284,6 @@ void check_trace(const Json& trace, const Json& summary, const std::string& wher
   }
 }
 
-std::vector<std::string> validation_scenarios() {
-  std::vector<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(kRoot / "scenarios" / "validation")) {
-    if (e.is_regular_file() && e.path().extension() == ".json") {
-      out.push_back(fs::relative(e.path(), kRoot / "scenarios").string());
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 Json read_json(const fs::path& p) { return Json::parse(read_file(p.string())); }
 
 class SimumaxOutputs : public ::testing::TestWithParam<std::string> {};
@@ -334,7 +323,7 @@ TEST_P(SimumaxOutputs, ReadBackBySimumaxsReadersFieldForField) {
   fs::remove_all(out);
 }
 
-INSTANTIATE_TEST_SUITE_P(Validation, SimumaxOutputs, ::testing::ValuesIn(validation_scenarios()),
+INSTANTIATE_TEST_SUITE_P(Validation, SimumaxOutputs, ::testing::ValuesIn(validation_scenarios(SIMUMAX_SOURCE_DIR)),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& ch : n) {

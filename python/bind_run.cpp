@@ -11,6 +11,7 @@
 #include "engine/common/error.hpp"
 #include "engine/config/config_text.hpp"
 #include "engine/report/memory_artifacts.hpp"
+#include "engine/report/simumax_results.hpp"
 #include "engine/report/summary.hpp"
 #include "engine/report/text_file.hpp"
 #include "engine/report/trace_writer.hpp"
@@ -136,6 +137,11 @@ void bind_run(py::module_& m) {
         report::write_file_atomically(path, report::summary_json(r.result.summary));
         return path;
       }, py::arg("dir"), "writes summary.json into the existing folder `dir`; returns its path")
+      .def("write_simumax_results", [](const Run& r, const std::string& dir) {
+        return report::write_simumax_results(dir, {*r.scenario, r.result.model, r.result.cost, r.result.summary});
+      }, py::arg("dir"),
+           "writes SimuMax's compute_result.json, mem_result.json and base_info.json (its analysis(save_path) "
+           "files, `run --simumax-outputs`) into the existing folder `dir`; returns their paths")
       .def("write_trace", [](const Run& r, const std::string& dir, const std::string& ranks, const std::string& format,
                              double max_mb) {
         report::TraceOptions o;

@@ -120,13 +120,18 @@ class PerfLLM(SearchHelpers):
         })
 
     def analysis(self, save_path=None, console_log=True):
-        """Prints the table `simumax-sim run` prints (console_log), writes summary.json into `save_path`
-        (created) when given, and returns SimuMax's summary keys (times in ms, memory in GiB) plus 'summary'."""
+        """Prints the table `simumax-sim run` prints (console_log); when `save_path` is given, writes into it
+        (created) SimuMax's own files of analysis(save_path) (compute_result.json, mem_result.json,
+        base_info.json, as `run --simumax-outputs`) and our summary.json; returns SimuMax's summary keys (times in
+        ms, memory in GiB) plus 'summary'."""
         run = self._require_run()
         if console_log:
             print(run.summary_table(), end="")
         if save_path is not None:
             os.makedirs(save_path, exist_ok=True)
+            for written in run.write_simumax_results(os.fspath(save_path)):
+                if console_log:
+                    print(f"\nwrote {written}", end="")
             path = run.write_summary(os.fspath(save_path))
             if console_log:
                 print(f"\nwrote {path}")

@@ -6,7 +6,7 @@ import os
 import pytest
 
 import simumax_sim
-from conftest import MODEL_8B, SHARED, SOURCE, STRATEGY_TP1_PP2, SYSTEM_A100, cli_summary
+from conftest import MODEL_8B, SHARED, SOURCE, STRATEGY_TP1_PP2, SYSTEM_A100, cli, cli_summary
 from simumax_sim import ModelConfig, PerfLLM, StrategyConfig, SystemConfig
 
 
@@ -67,6 +67,13 @@ def test_analysis_prints_the_cli_table_and_returns_simumax_keys(tmp_path, capsys
     assert out.data is out
     with open(tmp_path / "saved" / "summary.json") as f:
         assert json.load(f) == expected
+    # SimuMax's own files of analysis(save_path), the same bytes as `run --simumax-outputs` writes.
+    cli_dir = tmp_path / "cli_simumax"
+    rc, _, stderr = cli("run", "--model", MODEL_8B, "--strategy", STRATEGY_TP1_PP2, "--system", SYSTEM_A100,
+                        "--simumax-outputs", "-q", "-o", str(cli_dir))
+    assert rc == 0, stderr
+    for name in ("compute_result.json", "mem_result.json", "base_info.json"):
+        assert (tmp_path / "saved" / name).read_bytes() == (cli_dir / name).read_bytes(), name
 
 
 def test_analysis_mem_and_cost_follow_simumax_layout():

@@ -22,7 +22,7 @@ std::string drain(int fd) {
 }
 }  // namespace
 
-CliResult run_cli(const std::vector<std::string>& args) {
+CliResult run_program(const std::string& exe, const std::vector<std::string>& args) {
   // stdout and stderr go to temporary files, so a chatty child can never block on a full pipe.
   char out_name[] = "/tmp/simumax-cli-out-XXXXXX";
   char err_name[] = "/tmp/simumax-cli-err-XXXXXX";
@@ -33,7 +33,7 @@ CliResult run_cli(const std::vector<std::string>& args) {
     dup2(out_fd, 1);
     dup2(err_fd, 2);
     std::vector<char*> argv;
-    std::string self = SIMUMAX_CLI;
+    std::string self = exe;
     argv.push_back(self.data());
     std::vector<std::string> copy = args;
     for (auto& a : copy) argv.push_back(a.data());
@@ -53,6 +53,8 @@ CliResult run_cli(const std::vector<std::string>& args) {
   unlink(err_name);
   return r;
 }
+
+CliResult run_cli(const std::vector<std::string>& args) { return run_program(SIMUMAX_CLI, args); }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);

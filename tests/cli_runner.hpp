@@ -12,7 +12,10 @@ struct CliResult {
   std::string err;  // stderr
 };
 
-// REQUIRES: SIMUMAX_CLI is defined to the path of the built simumax-sim.
+// Runs the program at path `exe` with `args` (argv[1..]) and waits for it.
+CliResult run_program(const std::string& exe, const std::vector<std::string>& args);
+
+// run_program of the built simumax-sim. REQUIRES: SIMUMAX_CLI is defined to its path.
 CliResult run_cli(const std::vector<std::string>& args);
 
 std::string read_file(const std::string& path);

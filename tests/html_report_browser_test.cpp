@@ -1,7 +1,6 @@
 // The HTML report in a real browser (issue #17): headless Chromium loads the page, runs its script, and the DOM
 // it leaves is checked against the run's own files; screenshots go to the build folder (outside git) and their
 // paths are printed. Chromium missing is a failure, never a skip: tools/install-deps.sh installs it.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -49,27 +48,12 @@ fs::path scratch(const std::string& name) {
 std::string chromium(const fs::path& page, const std::string& mode, const std::string& window) {
   const std::string exe = find_chromium();
   const fs::path profile = scratch("profile");
-  const fs::path out = scratch("stdout");
-  std::vector<std::string> args = {exe, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                                   "--user-data-dir=" + profile.string(), "--virtual-time-budget=10000",
-                                   "--window-size=" + window, mode, "file://" + fs::absolute(page).string()};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    FILE* f = std::freopen(out.c_str(), "w", stdout);
-    if (!f || !std::freopen("/dev/null", "w", stderr)) _exit(126);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(exe.c_str(), argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << exe << " " << mode;
-  const std::string text = read_file(out);
+  const CliResult r = run_program(exe, {"--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                        "--user-data-dir=" + profile.string(), "--virtual-time-budget=10000",
+                                        "--window-size=" + window, mode, "file://" + fs::absolute(page).string()});
+  EXPECT_EQ(r.exit_code, 0) << exe << " " << mode;
   fs::remove_all(profile);
-  fs::remove(out);
-  return text;
+  return r.out;
 }
 
 // The value of attribute `attr` on the first tag matching `tag_regex` (e.g. "<section id=\"timeline\"[^>]*>").

@@ -25,6 +25,8 @@ struct SearchRun {
   config::Scenario base;
   search::SearchRequest request;
   search::SearchResult result;
+  // Every candidate's outcome (a Python search is small enough to keep them; records() reads them back).
+  mutable search::MemoryStore store;
 };
 
 py::object to_python(const report::JsonScalar& v) {
@@ -118,7 +120,7 @@ std::shared_ptr<SearchRun> run_search(const config::Scenario& base, int64_t worl
   q.threads = threads;
   q.max_candidates = max_candidates;
   py::gil_scoped_release unlocked;
-  out->result = search::run_search(out->base, q);
+  out->result = search::run_search(out->base, q, out->store);
   return out;
 }
 
@@ -130,7 +132,7 @@ void bind_search(py::module_& m) {
         py::arg("fidelity") = "",
         "the base scenario of a search (as `simumax-sim search --model --system [--strategy] [--seq-len]`)");
   py::class_<SearchRun, std::shared_ptr<SearchRun>>(m, "SearchRun", "a finished strategy search")
-      .def_property_readonly("candidates", [](const SearchRun& s) { return s.result.candidates.size(); })
+      .def_property_readonly("candidates", [](const SearchRun& s) { return s.result.candidates; })
       .def_property_readonly("evaluated", [](const SearchRun& s) { return s.result.evaluated; })
       .def_property_readonly("failed", [](const SearchRun& s) { return s.result.failed; })
       .def_property_readonly("too_big", [](const SearchRun& s) { return s.result.too_big; })
@@ -141,19 +143,19 @@ void bind_search(py::module_& m) {
       .def("records", [](const SearchRun& s) {
         py::list out;
         RecordConverter convert;
-        for (const auto& fields : search::candidate_records(s.result, s.request)) out.append(convert(fields));
+        for (const auto& fields : search::candidate_records(s.result, s.request, s.store)) out.append(convert(fields));
         return out;
       }, "every candidate (enumeration order) as the flat record of search.json")
       .def("table", [](const SearchRun& s, const std::string& title, size_t top) {
         return search::ranked_table(s.result, s.request, title, top);
       }, py::arg("title"), py::arg("top") = 10, "the ranked table `simumax-sim search` prints")
       .def("write_files", [](const SearchRun& s, const std::string& dir, const std::string& title) {
-        search::write_search_files(dir, s.result, s.request, title);
+        search::write_search_files(dir, s.result, s.request, title, s.store);
       }, py::arg("dir"), py::arg("title"), "writes search.csv and search.json into the existing folder `dir`")
       .def("scenario", [](const SearchRun& s, size_t index) {
-        if (index >= s.result.candidates.size()) throw py::index_error("no candidate " + std::to_string(index));
+        if (index >= s.store.size()) throw py::index_error("no candidate " + std::to_string(index));
         search::Evaluator ev(s.base, s.request.job, s.request.space.uneven_pp);
-        const search::Evaluation e = ev.evaluate(s.result.candidates[index]);
+        const search::Evaluation e = ev.evaluate(s.store.at(index).candidate);
         if (e.status == search::Status::kSkipped) throw common::UsageError("candidate " + std::to_string(index) +
                                                                            " is illegal: " + e.detail);
         return std::make_shared<config::Scenario>(ev.scenario());

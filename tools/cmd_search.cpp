@@ -60,6 +60,7 @@ search::SearchRequest make_request(const SearchArgs& a, const config::Scenario& 
   q.threads = a.threads;
   q.max_candidates = a.max_candidates;
   q.recheck = a.recheck;
+  q.keep = static_cast<size_t>(std::max(a.top, a.recheck));
   return q;
 }
 
@@ -150,23 +151,25 @@ int do_search(const SearchArgs& a) {
   apply_fidelity(base, a.fidelity);
   const search::SearchRequest q = make_request(a, base);
   make_output_folder(a.out_dir);
-  const search::SearchResult r =
-      search::run_search(base, q, a.quiet ? nullptr : progress_bar(), a.recheck > 0 ? recheck_fn(a, base) : nullptr);
+  // Every candidate's outcome waits on disk for the files (memory stays bounded whatever the space).
+  search::SpillStore store(a.out_dir + "/search-outcomes.bin.tmp");
+  const search::SearchResult r = search::run_search(base, q, store, a.quiet ? nullptr : progress_bar(),
+                                                    a.recheck > 0 ? recheck_fn(a, base) : nullptr);
   const std::string title = "search (" + std::string(search::to_string(q.mode)) +
                             "): " + fs::path(a.model).stem().string() + " on " + std::to_string(a.world_size) +
                             " GPUs of " + fs::path(a.system).stem().string() + ", global batch " +
                             std::to_string(a.global_batch_size) + ", seq_len " + std::to_string(q.job.seq_len) +
                             objective_text(q);
-  search::write_search_files(a.out_dir, r, q, title);
+  search::write_search_files(a.out_dir, r, q, title, store);
   std::string best_note = "\nno candidate fits: no best_scenario.json written\n";
-  if (!r.ranking.empty()) {
-    const size_t i = r.ranking[0];
+  if (!r.best.empty()) {
+    const search::Candidate& best = r.best[0].candidate;
     search::Evaluator ev(base, q.job, q.space.uneven_pp);
-    ev.evaluate(r.candidates[i]);
+    ev.evaluate(best);
     const std::string path = a.out_dir + "/best_scenario.json";
-    write_file(path, search::scenario_text(ev.scenario(), r.candidates[i], base, path,
+    write_file(path, search::scenario_text(ev.scenario(), best, base, path,
                                            "best of: " + title + " (simumax-sim search)"));
-    best_note = "\nbest: " + search::label(r.candidates[i]) + "\nwrote " + path + ", " + a.out_dir + "/search.csv, " +
+    best_note = "\nbest: " + search::label(best) + "\nwrote " + path + ", " + a.out_dir + "/search.csv, " +
                 a.out_dir + "/search.json\n";
   }
   if (!a.quiet) std::cout << search::ranked_table(r, q, title, static_cast<size_t>(a.top)) << best_note;

@@ -68,30 +68,36 @@ std::string records_json(const JsonFields& meta, const std::vector<JsonRecordLis
   return j.dump(1) + "\n";
 }
 
-void write_records_json(const std::string& path, const JsonFields& meta, const std::vector<JsonRecordList>& lists,
-                        const std::string& streamed_key, size_t count, const std::function<JsonFields(size_t)>& record) {
+RecordsJsonFile::RecordsJsonFile(const std::string& path, const JsonFields& meta,
+                                 const std::vector<JsonRecordList>& lists, const std::string& streamed_key)
+    : out_(std::make_unique<TextFile>(path)) {
   // records_json's layout (nlohmann's dump with indent 1): the document without the streamed list, then the list
   // at depth 1 and each record at depth 2, indented as dump would.
   std::string head = records_json(meta, lists);
   const size_t close = head.rfind('}');
   head.erase(close);
   while (!head.empty() && (head.back() == '\n' || head.back() == ' ')) head.pop_back();
-  TextFile out(path);
-  out.append(head);
-  out.append(head.size() > 1 ? ",\n " : "\n ");
-  out.append(Json(streamed_key).dump());
-  out.append(count == 0 ? ": []" : ": [");
-  for (size_t i = 0; i < count; ++i) {
-    std::string text = object_of(record(i)).dump(1);
-    std::string indented = i == 0 ? "\n  " : ",\n  ";
-    for (char c : text) {
-      indented += c;
-      if (c == '\n') indented += "  ";
-    }
-    out.append(indented);
+  out_->append(head);
+  out_->append(head.size() > 1 ? ",\n " : "\n ");
+  out_->append(Json(streamed_key).dump());
+  out_->append(": ");
+}
+
+RecordsJsonFile::~RecordsJsonFile() = default;
+
+void RecordsJsonFile::add(const JsonFields& record) {
+  std::string text = object_of(record).dump(1);
+  std::string indented = count_++ == 0 ? "[\n  " : ",\n  ";
+  for (char c : text) {
+    indented += c;
+    if (c == '\n') indented += "  ";
   }
-  out.append(count == 0 ? "\n}\n" : "\n ]\n}\n");
-  out.close();
+  out_->append(indented);
+}
+
+void RecordsJsonFile::close() {
+  out_->append(count_ == 0 ? "[]\n}\n" : "\n ]\n}\n");
+  out_->close();
 }
 
 std::string scenario_file_json(const ScenarioFile& f) {

@@ -4,12 +4,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
 
 namespace simumax::report {
+
+class TextFile;
 
 using JsonScalar = std::variant<std::nullptr_t, bool, int64_t, double, std::string>;
 using JsonFields = std::vector<std::pair<std::string, JsonScalar>>;  // in the order written
@@ -20,11 +23,22 @@ using JsonRecordList = std::pair<std::string, std::vector<JsonFields>>;  // a ke
 // not finite is written as null.
 std::string records_json(const JsonFields& meta, const std::vector<JsonRecordList>& lists);
 
-// The text of records_json(meta, lists + {streamed_key: [record(0), ..., record(count - 1)]}) written to `path`
-// (atomically, TextFile) one record at a time: memory stays bounded whatever `count` (a search of 323k candidates
-// ran out of memory building it whole). Throws common::UsageError when `path` cannot be written.
-void write_records_json(const std::string& path, const JsonFields& meta, const std::vector<JsonRecordList>& lists,
-                        const std::string& streamed_key, size_t count, const std::function<JsonFields(size_t)>& record);
+// The text of records_json(meta, lists + {streamed_key: [the records add()ed, in order]}) written to `path`
+// (atomically, TextFile, on close()) one record at a time: memory stays bounded whatever the number of records (a
+// search of 323k candidates ran out of memory building it whole). Throws common::UsageError when `path` cannot be
+// written.
+class RecordsJsonFile {
+ public:
+  RecordsJsonFile(const std::string& path, const JsonFields& meta, const std::vector<JsonRecordList>& lists,
+                  const std::string& streamed_key);
+  ~RecordsJsonFile();
+  void add(const JsonFields& record);
+  void close();
+
+ private:
+  std::unique_ptr<TextFile> out_;
+  size_t count_ = 0;
+};
 
 // A scenario file (config::load_scenario's format) whose strategy is inline.
 struct ScenarioFile {

@@ -89,7 +89,7 @@ std::vector<int64_t> micro_batch_sizes(const SearchSpace& space, SearchMode mode
   return out;
 }
 
-void push_variants(std::vector<Candidate>& out, Candidate c, const SearchSpace& space, SearchMode mode,
+void visit_variants(const CandidateFn& visit, Candidate c, const SearchSpace& space, SearchMode mode,
                    const config::Scenario& base, const JobShape& job) {
   StrategyConfig layout = base.strategy;
   layout.pp_size = c.pp, layout.interleaving_size = c.vpp;
@@ -107,7 +107,7 @@ void push_variants(std::vector<Candidate>& out, Candidate c, const SearchSpace& 
           // Without tensor parallelism SP changes nothing: sp off would repeat sp on.
           if (!sp && c.tp == 1 && space.sp.size() > 1) continue;
           c.sp = sp;
-          out.push_back(c);
+          visit(c);
         }
       }
     }
@@ -129,9 +129,8 @@ std::string label(const Candidate& c) {
   return o.str();
 }
 
-std::vector<Candidate> enumerate(const SearchSpace& space, SearchMode mode, const config::Scenario& base,
-                                 const JobShape& job) {
-  std::vector<Candidate> out;
+void for_each_candidate(const SearchSpace& space, SearchMode mode, const config::Scenario& base, const JobShape& job,
+                        const CandidateFn& visit) {
   Candidate c;
   for (int64_t pp : space.pp) {
     for (int64_t tp : space.tp) {
@@ -142,14 +141,26 @@ std::vector<Candidate> enumerate(const SearchSpace& space, SearchMode mode, cons
               c.pp = pp, c.tp = tp, c.cp = cp, c.vpp = vpp, c.ep = ep, c.etp = etp;
               const int64_t shard = tp * cp * pp;
               c.dp = job.world_size % shard == 0 ? job.world_size / shard : 0;
-              push_variants(out, c, space, mode, base, job);
+              visit_variants(visit, c, space, mode, base, job);
             }
           }
         }
       }
     }
   }
+}
+
+std::vector<Candidate> enumerate(const SearchSpace& space, SearchMode mode, const config::Scenario& base,
+                                 const JobShape& job) {
+  std::vector<Candidate> out;
+  for_each_candidate(space, mode, base, job, [&out](const Candidate& c) { out.push_back(c); });
   return out;
+}
+
+size_t count_candidates(const SearchSpace& space, SearchMode mode, const config::Scenario& base, const JobShape& job) {
+  size_t n = 0;
+  for_each_candidate(space, mode, base, job, [&n](const Candidate&) { ++n; });
+  return n;
 }
 
 int64_t max_layers_per_chunk(const StrategyConfig& st, const config::ModelConfig& m) {

@@ -2,7 +2,9 @@
 // illegal: a short reason key under which skipped candidates are counted).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,11 @@ std::string label(const Candidate& c);
 // skipped). `base` supplies the model and the fixed strategy fields.
 std::vector<Candidate> enumerate(const SearchSpace& space, SearchMode mode, const config::Scenario& base,
                                  const JobShape& job);
+// The same candidates in the same order, one at a time (nothing kept), and their number.
+using CandidateFn = std::function<void(const Candidate&)>;
+void for_each_candidate(const SearchSpace& space, SearchMode mode, const config::Scenario& base, const JobShape& job,
+                        const CandidateFn& visit);
+size_t count_candidates(const SearchSpace& space, SearchMode mode, const config::Scenario& base, const JobShape& job);
 
 // The strategy of `c`: `base` with the searched fields replaced (world, groups, batch, seq_len, ZeRO, SP,
 // recompute, the VPP group and the uneven last stage). Throws common::ConfigError when `c` is illegal: the

@@ -69,74 +69,135 @@ double objective_score(Objective o, const Evaluation& e, const JobShape& job) {
 
 namespace {
 
-// Sorts by the ranking rule, reading candidate i's figures from eval(i).
-template <typename EvalOf>
-void rank_with(std::vector<size_t>& indices, const SearchRequest& request, const SearchResult& r, EvalOf&& eval) {
-  auto key = [&](size_t i) {
-    const Evaluation& e = eval(i);
-    const double mbs_first = request.mode == SearchMode::kMicroBatch ? -static_cast<double>(r.candidates[i].mbs) : 0;
-    return std::tuple(mbs_first, objective_score(request.objective, e, request.job), -headroom_bytes(e, r), i);
-  };
-  std::sort(indices.begin(), indices.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+// What the ranking sorts by, smallest first.
+using RankKey = std::tuple<double, double, double, size_t>;
+
+RankKey rank_key(const SearchRequest& q, const SearchResult& r, size_t index, const Candidate& c, const Evaluation& e) {
+  const double mbs_first = q.mode == SearchMode::kMicroBatch ? -static_cast<double>(c.mbs) : 0;
+  return {mbs_first, objective_score(q.objective, e, q.job), -headroom_bytes(e, r), index};
 }
 
-}  // namespace
+// Counts the outcomes as they come, and keeps what the result needs of them: the ranking keys of those that fit,
+// the closest misses, and one message per skip reason.
+class Tally {
+ public:
+  Tally(const SearchRequest& q, SearchResult& r) : q_(q), r_(r) {}
 
-void rank(std::vector<size_t>& indices, const SearchRequest& request, const SearchResult& r) {
-  rank_with(indices, request, r, [&](size_t i) -> const Evaluation& { return r.evaluations[i]; });
-}
-
-namespace {
-
-void count_outcomes(SearchResult& r) {
-  std::map<std::string, size_t> reasons;
-  for (size_t i = 0; i < r.evaluations.size(); ++i) {
-    const Evaluation& e = r.evaluations[i];
-    if (e.status == Status::kSkipped) ++reasons[e.reason];
-    if (e.status == Status::kFailed) ++r.failed;
-    if (e.status != Status::kEvaluated) continue;
-    ++r.evaluated;
-    if (headroom_bytes(e, r) >= 0) {
-      r.ranking.push_back(i);
-    } else {
-      ++r.too_big;
+  void add(const Outcome& o) {
+    const Evaluation& e = o.evaluation;
+    if (e.status == Status::kSkipped) {
+      auto& [count, example] = reasons_[e.reason];
+      if (count++ == 0) example = e.detail;
     }
+    if (e.status == Status::kFailed) ++r_.failed;
+    if (e.status != Status::kEvaluated) return;
+    ++r_.evaluated;
+    const double headroom = headroom_bytes(e, r_);
+    if (headroom >= 0) {
+      fits_.push_back(rank_key(q_, r_, o.index, o.candidate, e));
+      return;
+    }
+    ++r_.too_big;
+    // The least negative headroom first; among equals, the earlier candidate.
+    auto& m = r_.misses;
+    if (m.size() == kMisses && headroom <= headroom_bytes(m.back().evaluation, r_)) return;
+    auto at = std::find_if(m.begin(), m.end(),
+                           [&](const Outcome& x) { return headroom > headroom_bytes(x.evaluation, r_); });
+    m.insert(at, o);
+    if (m.size() > kMisses) m.pop_back();
   }
-  r.skip_reasons.assign(reasons.begin(), reasons.end());
-  std::stable_sort(r.skip_reasons.begin(), r.skip_reasons.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
-}
+
+  void finish() {
+    for (const auto& [reason, counted] : reasons_) r_.skip_reasons.emplace_back(reason, counted.first);
+    std::stable_sort(r_.skip_reasons.begin(), r_.skip_reasons.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (!r_.skip_reasons.empty()) r_.skip_example = reasons_.at(r_.skip_reasons.front().first).second;
+    std::sort(fits_.begin(), fits_.end());
+    r_.ranking.reserve(fits_.size());
+    for (const RankKey& k : fits_) r_.ranking.push_back(std::get<3>(k));
+    fits_ = {};
+  }
+
+ private:
+  static constexpr size_t kMisses = 3;
+  const SearchRequest& q_;
+  SearchResult& r_;
+  std::map<std::string, std::pair<size_t, std::string>> reasons_;  // key -> count, first message
+  std::vector<RankKey> fits_;
+};
 
 std::string no_legal_candidate_message(const SearchResult& r) {
-  std::string msg = fmt::format("no legal candidate among the {} of the search space", r.candidates.size());
+  std::string msg = fmt::format("no legal candidate among the {} of the search space", r.candidates);
   for (size_t i = 0; i < r.skip_reasons.size() && i < 3; ++i) {
     msg += fmt::format("{} {} x \"{}\"", i == 0 ? ":" : ",", r.skip_reasons[i].second, r.skip_reasons[i].first);
   }
-  for (const auto& e : r.evaluations) {
-    if (e.status == Status::kSkipped && e.reason == r.skip_reasons.front().first) return msg + "; e.g. " + e.detail;
+  return r.skip_example.empty() ? msg : msg + "; e.g. " + r.skip_example;
+}
+
+// Evaluates the space a block at a time (the block's candidates, then their outcomes, are all that is held),
+// handing each outcome to `tally` and `store` in enumeration order.
+void evaluate_space(const config::Scenario& base, const SearchRequest& q, SearchResult& r, Tally& tally,
+                    OutcomeStore& store, const ProgressFn& progress) {
+  const size_t block_size = std::max<size_t>(1, q.block);
+  std::vector<Candidate> block;
+  block.reserve(std::min(block_size, r.candidates));
+  size_t next = 0;
+  auto flush = [&]() {
+    const size_t offset = next;
+    ProgressFn block_progress;
+    if (progress) block_progress = [&](size_t done, size_t) { progress(offset + done, r.candidates); };
+    std::vector<Evaluation> evaluations =
+        evaluate_all(base, q.job, q.space.uneven_pp, block, r.threads, block_progress);
+    Outcome o;
+    for (size_t k = 0; k < block.size(); ++k) {
+      o.index = next++, o.candidate = block[k], o.evaluation = std::move(evaluations[k]);
+      tally.add(o);
+      store.add(o);
+    }
+    block.clear();
+  };
+  for_each_candidate(q.space, q.mode, base, q.job, [&](const Candidate& c) {
+    block.push_back(c);
+    if (block.size() == block_size) flush();
+  });
+  if (!block.empty()) flush();
+  if (next != r.candidates) {
+    throw common::InternalError(fmt::format("search: {} candidates counted, {} enumerated", r.candidates, next));
   }
-  return msg;
+}
+
+// Reads the first request.keep of the ranking back from the store.
+void collect_best(SearchResult& r, const SearchRequest& q, OutcomeStore& store) {
+  const size_t k = std::min(q.keep, r.ranking.size());
+  std::vector<std::pair<size_t, size_t>> wanted;  // index, place in the ranking
+  for (size_t j = 0; j < k; ++j) wanted.emplace_back(r.ranking[j], j);
+  std::sort(wanted.begin(), wanted.end());
+  r.best.resize(k);
+  auto next = wanted.begin();
+  store.for_each([&](const Outcome& o) {
+    if (next != wanted.end() && next->first == o.index) r.best[(next++)->second] = o;
+  });
 }
 
 // Re-runs the best `request.recheck` on SimGrid (several at a time) and re-ranks them by what it measured.
 void recheck_best(SearchResult& r, const config::Scenario& base, const SearchRequest& request,
                   const RecheckFn& recheck) {
-  const size_t k = std::min<size_t>(static_cast<size_t>(std::max(0, request.recheck)), r.ranking.size());
+  const size_t k = std::min<size_t>(static_cast<size_t>(std::max(0, request.recheck)), r.best.size());
   if (k == 0 || !recheck) return;
   std::atomic<size_t> next{0};
   auto work = [&]() {
     Evaluator ev(base, request.job, request.space.uneven_pp);
     for (size_t j = next++; j < k; j = next++) {
-      const size_t i = r.ranking[j];
-      ev.evaluate(r.candidates[i]);  // rebuilds the candidate's scenario (cheap next to a SimGrid run)
+      Outcome& o = r.best[j];
+      ev.evaluate(o.candidate);  // rebuilds the candidate's scenario (cheap next to a SimGrid run)
       try {
-        r.sim[i] = recheck(i, r.candidates[i], ev.scenario());
+        o.sim = recheck(o.index, o.candidate, ev.scenario());
       } catch (const std::exception& e) {
         // A failed re-check is reported with the candidate; it must not end the search (nor escape a thread).
-        r.sim[i] = SimCheck{};
-        r.sim[i].error = e.what();
+        o.sim = SimCheck{};
+        o.sim.error = e.what();
       }
-      r.sim[i].done = true;
+      o.sim.done = true;
     }
   };
   std::vector<std::thread> pool;
@@ -144,23 +205,25 @@ void recheck_best(SearchResult& r, const config::Scenario& base, const SearchReq
   work();
   for (auto& t : pool) t.join();
   // The sim's figures replace the fast ones for the re-checked; those that no longer fit, or failed, go last.
-  std::vector<size_t> ok, dropped;
+  std::vector<std::pair<RankKey, Outcome>> ok;
+  std::vector<Outcome> dropped;
   for (size_t j = 0; j < k; ++j) {
-    const size_t i = r.ranking[j];
-    const SimCheck& s = r.sim[i];
-    const bool fits = s.error.empty() && r.gpu_memory_bytes - r.margin_bytes - s.peak_reserved_bytes >= 0;
-    (fits ? ok : dropped).push_back(i);
+    Outcome& o = r.best[j];
+    const SimCheck& s = o.sim;
+    if (!s.error.empty() || r.gpu_memory_bytes - r.margin_bytes - s.peak_reserved_bytes < 0) {
+      dropped.push_back(std::move(o));
+      continue;
+    }
+    Evaluation as_sim = o.evaluation;
+    as_sim.step_time_s = s.step_time_s, as_sim.peak_reserved_bytes = s.peak_reserved_bytes;
+    as_sim.mfu = s.mfu, as_sim.tokens_per_s = s.tokens_per_s;
+    ok.emplace_back(rank_key(request, r, o.index, o.candidate, as_sim), std::move(o));
   }
-  std::map<size_t, Evaluation> as_sim;
-  for (size_t i : ok) {
-    Evaluation e = r.evaluations[i];
-    e.step_time_s = r.sim[i].step_time_s, e.peak_reserved_bytes = r.sim[i].peak_reserved_bytes;
-    e.mfu = r.sim[i].mfu, e.tokens_per_s = r.sim[i].tokens_per_s;
-    as_sim.emplace(i, e);
-  }
-  rank_with(ok, request, r, [&](size_t i) -> const Evaluation& { return as_sim.at(i); });
-  ok.insert(ok.end(), dropped.begin(), dropped.end());
-  std::copy(ok.begin(), ok.end(), r.ranking.begin());
+  std::stable_sort(ok.begin(), ok.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t j = 0;
+  for (auto& [key, o] : ok) r.best[j++] = std::move(o);
+  for (Outcome& o : dropped) r.best[j++] = std::move(o);
+  for (j = 0; j < k; ++j) r.ranking[j] = r.best[j].index;
 }
 
 }  // namespace
@@ -186,8 +249,8 @@ config::Scenario load_base(const std::string& model_path, const std::string& sys
   return s;
 }
 
-SearchResult run_search(const config::Scenario& base, const SearchRequest& request, const ProgressFn& progress,
-                        const RecheckFn& recheck) {
+SearchResult run_search(const config::Scenario& base, const SearchRequest& request, OutcomeStore& store,
+                        const ProgressFn& progress, const RecheckFn& recheck) {
   SearchResult r;
   r.gpu_memory_bytes = base.system.mem_gbs * common::kGiB;
   r.fidelity = config::to_string(base.strategy.fidelity);
@@ -202,27 +265,27 @@ SearchResult run_search(const config::Scenario& base, const SearchRequest& reque
         request.memory_margin_gib, base.system_path, base.system.mem_gbs, base.system.mem_gbs));
   }
   r.threads = resolve_threads(request.threads);
-  r.candidates = enumerate(request.space, request.mode, base, request.job);
-  if (r.candidates.empty()) throw UsageError("the search space is empty: a list has no values");
+  r.candidates = count_candidates(request.space, request.mode, base, request.job);
+  if (r.candidates == 0) throw UsageError("the search space is empty: a list has no values");
   // Roughly 50,000 evaluations per second per core (bench): say up front how long the space will take.
-  const double eta_s = static_cast<double>(r.candidates.size()) / (50000.0 * r.threads);
-  common::logger("search")->info("{} candidates, about {:.0f} s on {} threads", r.candidates.size(), eta_s, r.threads);
-  if (r.candidates.size() > request.max_candidates) {
+  const double eta_s = static_cast<double>(r.candidates) / (50000.0 * r.threads);
+  common::logger("search")->info("{} candidates, about {:.0f} s on {} threads", r.candidates, eta_s, r.threads);
+  if (r.candidates > request.max_candidates) {
     throw UsageError(fmt::format(
         "the search space has {} candidates (about {:.0f} s on {} threads), over --max-candidates {}: narrow the "
         "lists (--tp, --pp, --vpp, --recompute, ...) or raise --max-candidates",
-        r.candidates.size(), eta_s, r.threads, request.max_candidates));
+        r.candidates, eta_s, r.threads, request.max_candidates));
   }
   const auto t0 = std::chrono::steady_clock::now();
-  r.evaluations = evaluate_all(base, request.job, request.space.uneven_pp, r.candidates, r.threads, progress);
+  Tally tally(request, r);
+  evaluate_space(base, request, r, tally, store, progress);
   r.eval_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  count_outcomes(r);
+  tally.finish();
   if (r.evaluated == 0 && r.failed == 0) throw UsageError(no_legal_candidate_message(r));
   if (r.failed > 0) {
     common::logger("search")->warn("{} candidates failed in the engine (see search.csv, status \"failed\")", r.failed);
   }
-  rank(r.ranking, request, r);
-  r.sim.resize(r.candidates.size());
+  collect_best(r, request, store);
   recheck_best(r, base, request, recheck);
   return r;
 }

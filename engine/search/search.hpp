@@ -11,6 +11,7 @@
 #include "engine/config/scenario.hpp"
 #include "engine/search/candidate.hpp"
 #include "engine/search/evaluator.hpp"
+#include "engine/search/outcome_store.hpp"
 #include "engine/search/search_space.hpp"
 
 namespace simumax::search {
@@ -33,31 +34,26 @@ struct SearchRequest {
   double memory_margin_gib = 6;  // SimuMax's gmi_error default: NCCL buffers, allocator slack, CUDA context
   int threads = 0;               // 0: one per core
   int recheck = 0;               // re-run this many of the best on the sim executor
-  // A space with more candidates is refused before any is evaluated (about 200 bytes each in memory, and the
-  // minutes its evaluation takes).
+  // A space with more candidates is refused before any is evaluated (the minutes its evaluation takes, and the
+  // files it writes: about 850 bytes per candidate).
   size_t max_candidates = 2000000;
-};
-
-// A candidate re-run on SimGrid (in its own process).
-struct SimCheck {
-  bool done = false;
-  std::string error;  // non-empty: the run failed
-  double step_time_s = 0;
-  double peak_reserved_bytes = 0;
-  int64_t peak_alloc_bytes = 0;
-  double mfu = 0;
-  double tokens_per_s = 0;
+  // The best this many that fit are kept whole in memory (the table's rows and the re-checked ones come from
+  // them); of the others the search keeps only each fitting one's place in the ranking.
+  size_t keep = 100;
+  size_t block = 1u << 16;  // candidates enumerated and evaluated at a time (what the search holds of them)
 };
 
 // Re-runs candidate `index` (`c`, whose scenario is given) on the sim executor. Called from several threads at once.
 using RecheckFn = std::function<SimCheck(size_t index, const Candidate& c, const config::Scenario& scenario)>;
 
+// What a search keeps in memory; every candidate's outcome went to the OutcomeStore.
 struct SearchResult {
-  std::vector<Candidate> candidates;  // enumeration order
-  std::vector<Evaluation> evaluations;
-  std::vector<SimCheck> sim;    // parallel to candidates; done for the re-checked ones
-  std::vector<size_t> ranking;  // evaluated candidates that fit, best first (re-checked ones re-ranked)
+  size_t candidates = 0;        // the space's size
+  std::vector<size_t> ranking;  // indices of the evaluated candidates that fit, best first (re-checked re-ranked)
+  std::vector<Outcome> best;    // the first request.keep of the ranking, whole (with the sim's figures if re-checked)
+  std::vector<Outcome> misses;  // the three evaluated candidates that miss the memory by the least, closest first
   std::vector<std::pair<std::string, size_t>> skip_reasons;  // reason key -> count, most frequent first
+  std::string skip_example;  // the whole message of the first candidate skipped for the most frequent reason
   size_t evaluated = 0, failed = 0, too_big = 0;
   double gpu_memory_bytes = 0;  // the system's accelerator mem_gbs
   std::string fidelity;         // the base strategy's (config::Fidelity), which every candidate keeps
@@ -80,13 +76,13 @@ double objective_value(Objective o, const Evaluation& e, const JobShape& job);
 config::Scenario load_base(const std::string& model_path, const std::string& system_path,
                            const std::string& strategy_path, int64_t seq_len);
 
-// Runs the search. Throws common::UsageError when the margin leaves no GPU memory, or when no candidate is
-// legal (the message gives the most frequent reasons). `recheck` may be empty when request.recheck is 0.
-SearchResult run_search(const config::Scenario& base, const SearchRequest& request,
-                        const ProgressFn& progress = nullptr, const RecheckFn& recheck = nullptr);
-
-// The order of `indices` by the request's rule: micro-batch mode puts the largest micro-batch size first
+// Runs the search: the candidates are enumerated and evaluated a block at a time, and each outcome goes to
+// `store` in enumeration order. The ranking rule: micro-batch mode puts the largest micro-batch size first
 // (SimuMax's objective), then every mode the objective, then more memory headroom, then enumeration order.
-void rank(std::vector<size_t>& indices, const SearchRequest& request, const SearchResult& r);
+// Throws common::UsageError when the margin leaves no GPU memory, when the space is over request.max_candidates,
+// or when no candidate is legal (the message gives the most frequent reasons). `recheck` may be empty when
+// request.recheck is 0.
+SearchResult run_search(const config::Scenario& base, const SearchRequest& request, OutcomeStore& store,
+                        const ProgressFn& progress = nullptr, const RecheckFn& recheck = nullptr);
 
 }  // namespace simumax::search

@@ -31,8 +31,8 @@ const char* status_name(Status s) {
 
 JsonScalar number_or_null(bool present, double v) { return present ? JsonScalar(v) : JsonScalar(nullptr); }
 
-void add_figures(JsonFields& f, const SearchResult& r, const SearchRequest& q, size_t i, int64_t rank) {
-  const Evaluation& e = r.evaluations[i];
+void add_figures(JsonFields& f, const SearchResult& r, const SearchRequest& q, const Outcome& o, int64_t rank) {
+  const Evaluation& e = o.evaluation;
   const bool ok = e.status == Status::kEvaluated;
   f.emplace_back("step_time_ms", number_or_null(ok, common::ms(e.step_time_s)));
   f.emplace_back("tokens_per_s", number_or_null(ok, e.tokens_per_s));
@@ -43,7 +43,7 @@ void add_figures(JsonFields& f, const SearchResult& r, const SearchRequest& q, s
   f.emplace_back("headroom_gib", number_or_null(ok, common::gib(headroom_bytes(e, r))));
   f.emplace_back("fits", ok ? JsonScalar(headroom_bytes(e, r) >= 0) : JsonScalar(nullptr));
   f.emplace_back("rank", rank > 0 ? JsonScalar(rank) : JsonScalar(nullptr));
-  const SimCheck& s = r.sim.empty() ? SimCheck{} : r.sim[i];
+  const SimCheck& s = o.sim;
   const bool sim_ok = s.done && s.error.empty();
   f.emplace_back("sim_step_time_ms", number_or_null(sim_ok, common::ms(s.step_time_s)));
   f.emplace_back("sim_peak_reserved_gib", number_or_null(sim_ok, common::gib(s.peak_reserved_bytes)));
@@ -74,7 +74,7 @@ std::string csv_cell(const JsonScalar& v) {
 }
 
 JsonFields request_fields(const SearchResult& r, const SearchRequest& q, const std::string& title) {
-  const size_t skipped = r.candidates.size() - r.evaluated - r.failed;
+  const size_t skipped = r.candidates - r.evaluated - r.failed;
   return {{"title", title},
           {"mode", std::string(to_string(q.mode))},
           {"objective", std::string(to_string(q.objective))},
@@ -84,7 +84,7 @@ JsonFields request_fields(const SearchResult& r, const SearchRequest& q, const s
           {"seq_len", q.job.seq_len},
           {"gpu_memory_gib", common::gib(r.gpu_memory_bytes)},
           {"memory_margin_gib", q.memory_margin_gib},
-          {"candidates", static_cast<int64_t>(r.candidates.size())},
+          {"candidates", static_cast<int64_t>(r.candidates)},
           {"evaluated", static_cast<int64_t>(r.evaluated)},
           {"fit", static_cast<int64_t>(r.ranking.size())},
           {"too_big", static_cast<int64_t>(r.too_big)},
@@ -92,36 +92,21 @@ JsonFields request_fields(const SearchResult& r, const SearchRequest& q, const s
           {"failed", static_cast<int64_t>(r.failed)},
           {"threads", static_cast<int64_t>(r.threads)},
           {"eval_seconds", r.eval_seconds},
-          {"best", r.ranking.empty() ? JsonScalar(nullptr) : JsonScalar(label(r.candidates[r.ranking[0]]))}};
-}
-
-// The candidates that do not fit, by how little they miss.
-std::vector<size_t> closest_misses(const SearchResult& r, size_t n) {
-  std::vector<size_t> misses;
-  for (size_t i = 0; i < r.evaluations.size(); ++i) {
-    const Evaluation& e = r.evaluations[i];
-    if (e.status == Status::kEvaluated && headroom_bytes(e, r) < 0) misses.push_back(i);
-  }
-  std::stable_sort(misses.begin(), misses.end(), [&](size_t a, size_t b) {
-    return headroom_bytes(r.evaluations[a], r) > headroom_bytes(r.evaluations[b], r);
-  });
-  if (misses.size() > n) misses.resize(n);
-  return misses;
+          {"best", r.best.empty() ? JsonScalar(nullptr) : JsonScalar(label(r.best[0].candidate))}};
 }
 
 std::string counts_text(const SearchResult& r, const SearchRequest& q) {
   std::string out = fmt::format(
       "{} candidates: {} evaluated in {:.3f} s on {} threads ({:.0f}/s), {} fit in {:.10g} GiB with a {:g} GiB margin, "
       "{} too big, {} skipped{}\n",
-      r.candidates.size(), r.evaluated, r.eval_seconds, r.threads,
-      r.eval_seconds > 0 ? static_cast<double>(r.candidates.size()) / r.eval_seconds : 0.0, r.ranking.size(),
-      common::gib(r.gpu_memory_bytes), q.memory_margin_gib, r.too_big, r.candidates.size() - r.evaluated - r.failed,
+      r.candidates, r.evaluated, r.eval_seconds, r.threads,
+      r.eval_seconds > 0 ? static_cast<double>(r.candidates) / r.eval_seconds : 0.0, r.ranking.size(),
+      common::gib(r.gpu_memory_bytes), q.memory_margin_gib, r.too_big, r.candidates - r.evaluated - r.failed,
       r.failed > 0 ? fmt::format(", {} failed in the engine", r.failed) : "");
   for (const auto& [reason, n] : r.skip_reasons) out += fmt::format("  skipped {:>7}  {}\n", n, reason);
-  for (size_t i : closest_misses(r, 3)) {
-    out += fmt::format("  too big: {} needs {:.2f} GiB, over by {:.2f} GiB\n", label(r.candidates[i]),
-                       common::gib(r.evaluations[i].peak_reserved_bytes),
-                       -common::gib(headroom_bytes(r.evaluations[i], r)));
+  for (const Outcome& o : r.misses) {
+    out += fmt::format("  too big: {} needs {:.2f} GiB, over by {:.2f} GiB\n", label(o.candidate),
+                       common::gib(o.evaluation.peak_reserved_bytes), -common::gib(headroom_bytes(o.evaluation, r)));
   }
   return out;
 }
@@ -130,16 +115,10 @@ std::string counts_text(const SearchResult& r, const SearchRequest& q) {
 
 namespace {
 
-std::vector<int64_t> ranks_of(const SearchResult& r) {
-  std::vector<int64_t> rank_of(r.candidates.size(), 0);
-  for (size_t j = 0; j < r.ranking.size(); ++j) rank_of[r.ranking[j]] = static_cast<int64_t>(j + 1);
-  return rank_of;
-}
-
-JsonFields candidate_record(const SearchResult& r, const SearchRequest& q, size_t i, const std::vector<int64_t>& rank_of) {
-  const Candidate& c = r.candidates[i];
-  const Evaluation& e = r.evaluations[i];
-  JsonFields f = {{"index", static_cast<int64_t>(i)},
+JsonFields candidate_record(const SearchResult& r, const SearchRequest& q, const Outcome& o, int64_t rank) {
+  const Candidate& c = o.candidate;
+  const Evaluation& e = o.evaluation;
+  JsonFields f = {{"index", static_cast<int64_t>(o.index)},
                   {"label", label(c)},
                   {"status", std::string(status_name(e.status))},
                   {"reason", e.reason.empty() ? JsonScalar(nullptr) : JsonScalar(e.reason)},
@@ -156,17 +135,45 @@ JsonFields candidate_record(const SearchResult& r, const SearchRequest& q, size_
                   {"recompute", to_string(c.recompute)},
                   {"zero", c.zero},
                   {"sp", c.sp}};
-  add_figures(f, r, q, i, rank_of[i]);
+  add_figures(f, r, q, o, rank);
   return f;
+}
+
+// Every outcome of `store` as its record, in enumeration order, with its rank and (for the re-checked) the sim's
+// figures from the result. Holds 16 bytes per candidate that fits while it runs.
+void for_each_record(const SearchResult& r, const SearchRequest& q, OutcomeStore& store,
+                     const std::function<void(const JsonFields&)>& fn) {
+  std::vector<std::pair<size_t, int64_t>> rank_of;  // index, rank; by index
+  rank_of.reserve(r.ranking.size());
+  for (size_t j = 0; j < r.ranking.size(); ++j) rank_of.emplace_back(r.ranking[j], static_cast<int64_t>(j + 1));
+  std::sort(rank_of.begin(), rank_of.end());
+  std::vector<std::pair<size_t, const SimCheck*>> sims;  // index, re-check; by index
+  for (const Outcome& o : r.best) {
+    if (o.sim.done) sims.emplace_back(o.index, &o.sim);
+  }
+  std::sort(sims.begin(), sims.end());
+  auto next_rank = rank_of.begin();
+  auto next_sim = sims.begin();
+  Outcome with_sim;
+  store.for_each([&](const Outcome& o) {
+    int64_t rank = 0;
+    if (next_rank != rank_of.end() && next_rank->first == o.index) rank = (next_rank++)->second;
+    if (next_sim != sims.end() && next_sim->first == o.index) {
+      with_sim = o;
+      with_sim.sim = *(next_sim++)->second;
+      fn(candidate_record(r, q, with_sim, rank));
+    } else {
+      fn(candidate_record(r, q, o, rank));
+    }
+  });
 }
 
 }  // namespace
 
-std::vector<JsonFields> candidate_records(const SearchResult& r, const SearchRequest& q) {
-  const auto rank_of = ranks_of(r);
+std::vector<JsonFields> candidate_records(const SearchResult& r, const SearchRequest& q, OutcomeStore& store) {
   std::vector<JsonFields> out;
-  out.reserve(r.candidates.size());
-  for (size_t i = 0; i < r.candidates.size(); ++i) out.push_back(candidate_record(r, q, i, rank_of));
+  out.reserve(r.candidates);
+  for_each_record(r, q, store, [&out](const JsonFields& f) { out.push_back(f); });
   return out;
 }
 
@@ -202,43 +209,41 @@ std::string records_csv(const std::vector<JsonFields>& records) {
   return out;
 }
 
-void write_search_files(const std::string& dir, const SearchResult& r, const SearchRequest& q,
-                        const std::string& title) {
-  const auto rank_of = ranks_of(r);
-  {
-    report::TextFile csv(dir + "/search.csv");
-    for (size_t i = 0; i < r.candidates.size(); ++i) {
-      const JsonFields rec = candidate_record(r, q, i, rank_of);
-      if (i == 0) csv.append(csv_header(rec));
-      csv.append(csv_line(rec));
-    }
-    csv.close();
-  }
+void write_search_files(const std::string& dir, const SearchResult& r, const SearchRequest& q, const std::string& title,
+                        OutcomeStore& store) {
   std::vector<JsonFields> reasons;
   for (const auto& [reason, n] : r.skip_reasons) {
     reasons.push_back({{"reason", reason}, {"count", static_cast<int64_t>(n)}});
   }
-  report::write_records_json(dir + "/search.json", request_fields(r, q, title), {{"skip_reasons", reasons}},
-                             "candidates", r.candidates.size(),
-                             [&](size_t i) { return candidate_record(r, q, i, rank_of); });
+  report::TextFile csv(dir + "/search.csv");
+  report::RecordsJsonFile json(dir + "/search.json", request_fields(r, q, title), {{"skip_reasons", reasons}},
+                               "candidates");
+  bool first = true;
+  for_each_record(r, q, store, [&](const JsonFields& rec) {
+    if (first) csv.append(csv_header(rec));
+    first = false;
+    csv.append(csv_line(rec));
+    json.add(rec);
+  });
+  csv.close();
+  json.close();
 }
 
 std::string ranked_table(const SearchResult& r, const SearchRequest& q, const std::string& title, size_t top) {
   std::string out = title + "\n" + counts_text(r, q);
   if (r.ranking.empty()) return out + "no candidate fits in memory\n";
-  const bool sim = std::any_of(r.sim.begin(), r.sim.end(), [](const SimCheck& s) { return s.done; });
-  const size_t shown = std::min(top, r.ranking.size());
+  const bool sim = std::any_of(r.best.begin(), r.best.end(), [](const Outcome& o) { return o.sim.done; });
+  const size_t shown = std::min(top, r.best.size());
   size_t width = 9;
-  for (size_t j = 0; j < shown; ++j) width = std::max(width, label(r.candidates[r.ranking[j]]).size());
+  for (size_t j = 0; j < shown; ++j) width = std::max(width, label(r.best[j].candidate).size());
   out += fmt::format("\n{:>4}  {:<{}} {:>11} {:>12} {:>7} {:>9} {:>9}{}\n", "rank", "candidate", width, "step ms",
                      "tokens/s", "MFU", "peak GiB", "free GiB", sim ? "  sim step ms  sim GiB" : "");
   for (size_t j = 0; j < shown; ++j) {
-    const size_t i = r.ranking[j];
-    const Evaluation& e = r.evaluations[i];
-    out += fmt::format("{:>4}  {:<{}} {:>11.2f} {:>12.0f} {:>7.4f} {:>9.2f} {:>9.2f}", j + 1, label(r.candidates[i]),
+    const Evaluation& e = r.best[j].evaluation;
+    out += fmt::format("{:>4}  {:<{}} {:>11.2f} {:>12.0f} {:>7.4f} {:>9.2f} {:>9.2f}", j + 1, label(r.best[j].candidate),
                        width, common::ms(e.step_time_s), e.tokens_per_s, e.mfu, common::gib(e.peak_reserved_bytes),
                        common::gib(headroom_bytes(e, r)));
-    const SimCheck& s = r.sim[i];
+    const SimCheck& s = r.best[j].sim;
     if (s.done && s.error.empty()) {
       out += fmt::format("  {:>11.2f} {:>8.2f}", common::ms(s.step_time_s), common::gib(s.peak_reserved_bytes));
     } else if (s.done) {

@@ -14,18 +14,20 @@ namespace simumax::search {
 // size edp derived), status and reason, the fast figures,
 // memory fit and headroom (negative: over by that much), rank among those that fit (null otherwise), and the
 // sim re-check's figures when it was re-checked. Memory in GiB, time in ms.
-std::vector<report::JsonFields> candidate_records(const SearchResult& r, const SearchRequest& request);
+std::vector<report::JsonFields> candidate_records(const SearchResult& r, const SearchRequest& request,
+                                                 OutcomeStore& store);
 
 // search.csv: a header line, then one line per record (null -> empty cell).
 std::string records_csv(const std::vector<report::JsonFields>& records);
 
 // search.csv (records_csv of candidate_records) and search.json (the request, the counts, skip reasons with their
-// counts, then every candidate's record) in `dir`, written record by record: memory stays bounded whatever the
-// number of candidates. Throws common::UsageError when a file cannot be written.
+// counts, then every candidate's record) in `dir`, both written record by record as `store` gives them back:
+// memory stays bounded whatever the number of candidates. Throws common::UsageError when a file cannot be written.
 void write_search_files(const std::string& dir, const SearchResult& r, const SearchRequest& request,
-                        const std::string& title);
+                        const std::string& title, OutcomeStore& store);
 
-// The text printed on screen: the counts, skip reasons, the closest misses on memory, and the best `top`.
+// The text printed on screen: the counts, skip reasons, the closest misses on memory, and the best `top` (at most
+// the request's `keep`).
 std::string ranked_table(const SearchResult& r, const SearchRequest& request, const std::string& title, size_t top);
 
 // The strategy keys the search controls, with the values of `st` (written over the base strategy's object so

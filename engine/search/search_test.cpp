@@ -116,27 +116,79 @@ TEST(Search, ResultsDoNotDependOnTheThreadCount) {
   const config::Scenario base = llama70b();
   SearchRequest q = small_grid(base, 64, 256);
   q.threads = 1;
-  const SearchResult one = run_search(base, q);
+  MemoryStore one_store, three_store;
+  const SearchResult one = run_search(base, q, one_store);
   q.threads = 3;
-  const SearchResult three = run_search(base, q);
-  ASSERT_EQ(one.evaluations.size(), three.evaluations.size());
-  for (size_t i = 0; i < one.evaluations.size(); ++i) {
-    EXPECT_EQ(one.evaluations[i].reason, three.evaluations[i].reason);
-    EXPECT_EQ(one.evaluations[i].step_time_s, three.evaluations[i].step_time_s);
-    EXPECT_EQ(one.evaluations[i].peak_reserved_bytes, three.evaluations[i].peak_reserved_bytes);
+  const SearchResult three = run_search(base, q, three_store);
+  ASSERT_EQ(one_store.size(), three_store.size());
+  for (size_t i = 0; i < one_store.size(); ++i) {
+    const Evaluation& a = one_store.at(i).evaluation;
+    const Evaluation& b = three_store.at(i).evaluation;
+    EXPECT_EQ(a.reason, b.reason);
+    EXPECT_EQ(a.step_time_s, b.step_time_s);
+    EXPECT_EQ(a.peak_reserved_bytes, b.peak_reserved_bytes);
   }
   EXPECT_EQ(one.ranking, three.ranking);
-  EXPECT_EQ(records_csv(candidate_records(one, q)), records_csv(candidate_records(three, q)));
+  EXPECT_EQ(records_csv(candidate_records(one, q, one_store)), records_csv(candidate_records(three, q, three_store)));
+}
+
+// The files of a search evaluated a few candidates at a time, its outcomes spilled to disk, are byte for byte those
+// of one evaluated in one block with every outcome in memory; re-checked candidates carry the sim's figures there,
+// and only the best `keep` are held whole.
+TEST(Search, SpilledSmallBlocksWriteTheSameFiles) {
+  const config::Scenario base = llama70b();
+  SearchRequest q = small_grid(base, 64, 256);
+  q.recheck = 2;
+  // A stand-in for the SimGrid re-run: the fast figures, 10 % slower.
+  const RecheckFn recheck = [&](size_t, const Candidate& c, const config::Scenario&) {
+    Evaluator ev(base, q.job, q.space.uneven_pp);
+    const Evaluation e = ev.evaluate(c);
+    SimCheck s;
+    s.step_time_s = 1.1 * e.step_time_s, s.peak_reserved_bytes = e.peak_reserved_bytes;
+    s.mfu = e.mfu / 1.1, s.tokens_per_s = e.tokens_per_s / 1.1;
+    return s;
+  };
+  auto files = [&](OutcomeStore& store, const std::string& dir) {
+    std::filesystem::create_directories(dir);
+    const SearchResult r = run_search(base, q, store, nullptr, recheck);
+    write_search_files(dir, r, q, "t", store);
+    std::string text, line;
+    for (const char* name : {"/search.csv", "/search.json"}) {
+      std::ifstream in(dir + name);
+      // The evaluation's wall time is the one figure that differs between runs.
+      while (std::getline(in, line)) text += line.find("\"eval_seconds\"") == std::string::npos ? line + "\n" : "";
+    }
+    return std::pair(r, text);
+  };
+  MemoryStore memory;
+  const auto [whole, whole_text] = files(memory, ::testing::TempDir() + "/search_whole");
+  q.block = 7, q.keep = 3;
+  const std::string dir = ::testing::TempDir() + "/search_spilled";
+  std::string spilled_text;
+  std::filesystem::create_directories(dir);
+  {
+    SpillStore spill(dir + "/outcomes.tmp");
+    const auto [spilled, text] = files(spill, dir);
+    spilled_text = text;
+    EXPECT_EQ(spilled.ranking, whole.ranking);
+    ASSERT_EQ(spilled.best.size(), 3u);
+    for (size_t j = 0; j < 3; ++j) EXPECT_EQ(spilled.best[j].index, whole.ranking[j]);
+    EXPECT_TRUE(spilled.best[0].sim.done && spilled.best[1].sim.done && !spilled.best[2].sim.done);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/outcomes.tmp"));
+  EXPECT_EQ(spilled_text, whole_text);
+  EXPECT_NE(whole_text.find("\"sim_step_time_ms\": "), std::string::npos);
 }
 
 TEST(Search, RankingPutsTheObjectiveFirstThenHeadroom) {
   const config::Scenario base = llama70b();
   const SearchRequest q = small_grid(base, 64, 256);
-  const SearchResult r = run_search(base, q);
+  MemoryStore store;
+  const SearchResult r = run_search(base, q, store);
   ASSERT_GT(r.ranking.size(), 3u);
   for (size_t j = 1; j < r.ranking.size(); ++j) {
-    const Evaluation& a = r.evaluations[r.ranking[j - 1]];
-    const Evaluation& b = r.evaluations[r.ranking[j]];
+    const Evaluation& a = store.at(r.ranking[j - 1]).evaluation;
+    const Evaluation& b = store.at(r.ranking[j]).evaluation;
     EXPECT_LE(a.step_time_s, b.step_time_s);
     if (a.step_time_s == b.step_time_s) {
       EXPECT_GE(headroom_bytes(a, r), headroom_bytes(b, r));
@@ -151,7 +203,8 @@ TEST(Search, MarginAsLargeAsTheGpuIsRefused) {
   SearchRequest q = small_grid(base, 64, 256);
   q.memory_margin_gib = 180;
   try {
-    run_search(base, q);
+    MemoryStore store;
+    run_search(base, q, store);
     FAIL();
   } catch (const common::UsageError& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -171,13 +224,14 @@ TEST(Search, MicroBatchSearchAgreesWithSimuMaxOnItsExample) {
   q.space = build_space(q.mode, {}, base, 8);
   q.job = {8, 32, base.strategy.seq_len};
   q.memory_margin_gib = 10;
-  const SearchResult r = run_search(base, q);
+  MemoryStore store;
+  const SearchResult r = run_search(base, q, store);
   std::set<std::pair<int64_t, int64_t>> tried, feasible;
-  for (const auto& c : r.candidates) tried.insert({c.mbs, c.mbc});
-  for (size_t i : r.ranking) feasible.insert({r.candidates[i].mbs, r.candidates[i].mbc});
+  for (size_t i = 0; i < store.size(); ++i) tried.insert({store.at(i).candidate.mbs, store.at(i).candidate.mbc});
+  for (size_t i : r.ranking) feasible.insert({store.at(i).candidate.mbs, store.at(i).candidate.mbc});
   EXPECT_EQ(tried, (std::set<std::pair<int64_t, int64_t>>{{1, 8}, {2, 4}, {4, 2}}));
   EXPECT_EQ(feasible, (std::set<std::pair<int64_t, int64_t>>{{1, 8}}));
-  const Evaluation& best = r.evaluations[r.ranking.at(0)];
+  const Evaluation& best = r.best.at(0).evaluation;
   EXPECT_NEAR(common::gib(best.peak_reserved_bytes), 54.1334, 5e-4);
   EXPECT_NEAR(best.step_time_s, 5.5547, 5e-4);
 }
@@ -193,10 +247,11 @@ TEST(Search, ParallelSearchAgreesWithSimuMaxOnItsExample) {
   q.job = {8, 32, base.strategy.seq_len};
   q.objective = Objective::kMfu;
   q.memory_margin_gib = 10;
-  const SearchResult r = run_search(base, q);
-  ASSERT_FALSE(r.ranking.empty());
-  EXPECT_EQ(label(r.candidates[r.ranking[0]]), "tp1 pp2 dp4 mbs1 mbc8 none zero1 sp");
-  EXPECT_NEAR(r.evaluations[r.ranking[0]].mfu, 0.4866, 5e-5);
+  MemoryStore store;
+  const SearchResult r = run_search(base, q, store);
+  ASSERT_FALSE(r.best.empty());
+  EXPECT_EQ(label(r.best[0].candidate), "tp1 pp2 dp4 mbs1 mbc8 none zero1 sp");
+  EXPECT_NEAR(r.best[0].evaluation.mfu, 0.4866, 5e-5);
 }
 
 // SimuMax's example layout with micro-batch size 2 does not fit without recompute (72.5 GiB + 10 GiB margin on
@@ -212,13 +267,14 @@ TEST(Search, RecomputeSearchFindsTheCheapestRecomputeThatFits) {
   q.space = build_space(q.mode, a, base, 8);
   q.job = {8, 32, base.strategy.seq_len};
   q.memory_margin_gib = 10;
-  const SearchResult r = run_search(base, q);
-  ASSERT_EQ(r.candidates.size(), 1u + 3u + 16u);
+  MemoryStore store;
+  const SearchResult r = run_search(base, q, store);
+  ASSERT_EQ(r.candidates, 1u + 3u + 16u);
   int64_t smallest_full_fit = 0;
-  for (size_t i = 0; i < r.candidates.size(); ++i) {
-    const Candidate& c = r.candidates[i];
+  for (size_t i = 0; i < store.size(); ++i) {
+    const Candidate& c = store.at(i).candidate;
     EXPECT_EQ(label(c).substr(0, 22), "tp1 pp2 dp4 mbs2 mbc4 ") << label(c);
-    const bool fits = headroom_bytes(r.evaluations[i], r) >= 0;
+    const bool fits = headroom_bytes(store.at(i).evaluation, r) >= 0;
     if (c.recompute.kind == RecomputeKind::kNone) {
       EXPECT_FALSE(fits);
     }
@@ -229,8 +285,8 @@ TEST(Search, RecomputeSearchFindsTheCheapestRecomputeThatFits) {
   ASSERT_GT(smallest_full_fit, 0);
   const Candidate* best_full = nullptr;
   for (size_t i : r.ranking) {
-    if (r.candidates[i].recompute.kind == RecomputeKind::kFull) {
-      best_full = &r.candidates[i];
+    if (store.at(i).candidate.recompute.kind == RecomputeKind::kFull) {
+      best_full = &store.at(i).candidate;
       break;
     }
   }
@@ -266,8 +322,9 @@ TEST(Search, StreamedRecordsAreTheWholeDocument) {
       {{"a", int64_t{2}}, {"b", 2.5}, {"c", true}}};
   const std::string path = ::testing::TempDir() + "/streamed_records.json";
   for (size_t count : {size_t{0}, records.size()}) {
-    report::write_records_json(path, meta, {{"reasons", {{{"k", int64_t{1}}}}}}, "candidates", count,
-                               [&](size_t i) { return records[i]; });
+    report::RecordsJsonFile out(path, meta, {{"reasons", {{{"k", int64_t{1}}}}}}, "candidates");
+    for (size_t i = 0; i < count; ++i) out.add(records[i]);
+    out.close();
     std::ifstream in(path);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::vector<report::JsonFields> whole(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(count));

@@ -78,6 +78,24 @@ TEST(SearchCli, DeepSeekV3On256B200FindsABestThatRunReproduces) {
 }
 
 // SimuMax's example space (tp 1 or 2 at pp 2): both re-checked on SimGrid, each in its own process.
+// The same search gives byte-identical files, whatever the thread count (the wall time and the threads are
+// printed, not written).
+TEST(SearchCli, FilesAreByteIdenticalAcrossRunsAndThreadCounts) {
+  std::string first;
+  for (const char* threads : {"1", "2"}) {
+    const std::string dir = out_dir(std::string("deterministic_") + threads);
+    const auto r = run_cli({"search", "--model", "models/llama3-8b.json", "--system", "platforms/a100_pcie.json",
+                            "--world-size", "8", "--global-batch-size", "32", "--seq-len", "4096", "--threads",
+                            threads, "-q", "-o", dir});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string files =
+        read_file(dir + "/search.json") + read_file(dir + "/search.csv") + read_file(dir + "/best_scenario.json");
+    if (first.empty()) first = files;
+    EXPECT_EQ(files, first) << "threads " << threads;
+    EXPECT_FALSE(fs::exists(dir + "/search-outcomes.bin.tmp"));
+  }
+}
+
 TEST(SearchCli, RecheckRunsTheBestOnSimGrid) {
   const std::string dir = out_dir("recheck");
   const auto r = run_cli({"search",

@@ -90,8 +90,6 @@ JsonFields request_fields(const SearchResult& r, const SearchRequest& q, const s
           {"too_big", static_cast<int64_t>(r.too_big)},
           {"skipped", static_cast<int64_t>(skipped)},
           {"failed", static_cast<int64_t>(r.failed)},
-          {"threads", static_cast<int64_t>(r.threads)},
-          {"eval_seconds", r.eval_seconds},
           {"best", r.best.empty() ? JsonScalar(nullptr) : JsonScalar(label(r.best[0].candidate))}};
 }
 

@@ -52,8 +52,8 @@ class OpBuilder {
   void unpermutation(std::vector<Op>& out, int64_t s_local, int64_t rows, bool rec) const;
   void group_linear(std::vector<Op>& out, const std::string& name, bool col, int64_t rows, int64_t k, int64_t n,
                     Rec rec) const;
-  // `probs_numel` > 0: the MoE expert activation weighted by the router probabilities (dispatch_probs).
   void set_cp_flash_peaks(Op& op, int64_t q, int64_t k, int64_t v, int64_t o, int64_t saved_out) const;
+  // `probs_numel` > 0: the MoE expert activation weighted by the router probabilities (dispatch_probs).
   void activation(std::vector<Op>& out, const std::string& name, int64_t numel_in, bool rec,
                   int64_t probs_numel = 0) const;
   void dense_mlp(std::vector<Op>& out, const std::string& prefix, int64_t s_local, int64_t ffn,

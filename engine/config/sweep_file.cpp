@@ -168,6 +168,7 @@ SweepPlatform read_platform(const Json& v, const std::string& path, size_t i) {
     return p;
   }
   ObjectReader r(v, ConfigOrigin::of(path, at));
+  const std::optional<std::string> name = r.optional_string("name");
   if (const auto xml = r.optional_string("xml")) p.xml = resolve(*xml);
   p.topology = r.optional_choice("topology", {"single-switch", "fat-tree", "rail"}).value_or("");
   p.oversubscription = r.number_or("oversubscription", 1, detail::Sign::kPositive);
@@ -185,7 +186,7 @@ SweepPlatform read_platform(const Json& v, const std::string& path, size_t i) {
     fallback += value_text(Json(p.oversubscription));
     fallback += "to1";
   }
-  p.name = r.optional_string("name").value_or(fallback);
+  p.name = name.value_or(fallback);
   return p;
 }
 

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -183,7 +185,8 @@ SweepPlatform read_platform(const Json& v, const std::string& path, size_t i) {
   std::string fallback = p.xml ? fs::path(*p.xml).stem().string() : p.topology.empty() ? "generated" : p.topology;
   if (p.oversubscription != 1) {
     fallback += '-';
-    fallback += value_text(Json(p.oversubscription));
+    char buf[32];
+    fallback.append(buf, std::to_chars(buf, buf + sizeof buf, p.oversubscription).ptr);
     fallback += "to1";
   }
   p.name = name.value_or(fallback);
@@ -228,10 +231,10 @@ void read_axes(Sweep& s, detail::SweepBase& b, const Json& doc, const std::strin
     for (const Json& v : list) axis.values.push_back(v.dump());
     s.axes.push_back(std::move(axis));
   }
+  std::map<std::string, int> uses;
+  for (const auto& a : s.axes) ++uses[a.column];
   for (auto& a : s.axes) {
-    for (const auto& other : s.axes) {
-      if (&a != &other && other.column == a.column) a.column = a.key;
-    }
+    if (uses[a.column] > 1) a.column = a.key;
   }
 }
 

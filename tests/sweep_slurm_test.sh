@@ -8,11 +8,13 @@ set -u
 sim=$1; src=$2; work=$3
 rm -rf "$work"; mkdir -p "$work"
 work=$(cd "$work" && pwd)
-cluster="$work/cluster"
+# The daemons' Unix sockets live in the cluster folder: a short path, as a socket path has at most 107 bytes.
+cluster=$(mktemp -d /tmp/simumax-slurm.XXXXXX) || exit 1
 "$src/tests/local_slurm.sh" start "$cluster"
 rc=$?
-[ $rc -eq 0 ] || exit $rc
-trap '"$src/tests/local_slurm.sh" stop "$cluster"' EXIT INT TERM
+[ $rc -eq 0 ] || { rm -rf "$cluster"; exit $rc; }
+trap '"$src/tests/local_slurm.sh" stop "$cluster"; rm -rf "$cluster"' EXIT
+trap 'exit 130' INT TERM
 . "$cluster/env"
 export SLURM_CONF
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -44,6 +44,13 @@ std::string out_dir_of(const SweepArgs& a, const config::Sweep& s) {
   return a.out_dir.empty() ? "out/" + s.name : a.out_dir;
 }
 
+// Cases that did not run are rows, not an error; one line on stderr says so, for a script watching only stderr.
+void note_bad_rows(const std::string& counts, const std::string& out) {
+  if (counts.find(" 0 invalid, 0 failed") == std::string::npos) {
+    std::cerr << "note: " << counts << ": the status and error columns of " << out << "/sweep.csv say why\n";
+  }
+}
+
 CaseRunner case_runner(const SweepArgs& a, const std::string& out_dir) {
   CaseRunner r;
   r.self = a.self;
@@ -63,6 +70,7 @@ int do_local(const SweepArgs& a) {
   const std::vector<std::string> lines = run_cases(s, r, 0, s.cases, a.quiet ? nullptr : progress_bar());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string counts = write_sweep_outputs(s, out, lines);
+  if (!a.quiet) note_bad_rows(counts, out);
   if (!a.quiet) {
     std::cout << "sweep " << s.name << ": " << counts << " (" << r.jobs << " processes, " << seconds << " s)\nwrote "
               << out << "/sweep.csv, " << out << "/sweep.json\n";
@@ -93,6 +101,7 @@ int do_merge(const SweepArgs& a) {
   const config::Sweep s = config::load_sweep(plan.sweep, plan.max_cases);
   check_plan(plan, s);
   const std::string counts = write_sweep_outputs(s, a.merge, read_shards(s, a.merge, plan.shards));
+  if (!a.quiet) note_bad_rows(counts, a.merge);
   if (!a.quiet) {
     std::cout << "sweep " << s.name << ": " << counts << " (" << plan.shards << " shards)\nwrote " << a.merge
               << "/sweep.csv, " << a.merge << "/sweep.json\n";

@@ -119,6 +119,11 @@ std::string submit_sweep(const config::Sweep& s, const std::string& out_dir, con
   const std::string out = fs::absolute(out_dir).lexically_normal().string();
   make_output_folder(out + "/slurm");
   make_output_folder(out + "/shards");
+  // Shards of an earlier submission into this folder would be merged as this one's: they go first.
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(out + "/shards", ec)) {
+    if (e.path().extension() == ".jsonl") fs::remove(e.path(), ec);
+  }
   report::write_file_atomically(plan_path(out), report::record_line({{"sweep", s.path},
                                                                      {"fingerprint", s.fingerprint},
                                                                      {"cases", static_cast<int64_t>(s.cases)},

@@ -92,6 +92,7 @@ int do_shard(const SweepArgs& a) {
   const auto [first, count] = shard_range(s.cases, shard, plan.shards);
   CaseRunner r = case_runner(a, a.out_dir);
   r.case_timeout_s = plan.case_timeout_s;
+  r.max_cases = plan.max_cases;  // the cases reload the sweep file under the submitted limit
   write_shard(s, a.out_dir, shard, plan.shards, run_cases(s, r, first, count, nullptr));
   return 0;
 }

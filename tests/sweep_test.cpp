@@ -100,6 +100,23 @@ TEST(Sweep, ThousandCasesRunLocally) {
   std::cout << "1000 cases in " << s << " s\n";
 }
 
+// A case that dies (here: killed by --case-timeout) is a failed row; fast cases share processes, and a case's row
+// must not depend on which batch it fell in (-j 1 makes batches of 2 here, -j 2 batches of 1).
+TEST(Sweep, ACaseKilledByTheTimeoutIsAFailedRowWhateverItsBatch) {
+  const fs::path dir = scratch("timeout");
+  const std::string file = write(dir / "sweep.json", "{\"base\": \"" + fs::absolute("scenarios/default.json").string() +
+                                                         "\", \"overrides\": {\"model.layer_num\": [2, 4, 6, 8, "
+                                                         "10, 12, 14, 16]}}");
+  for (const char* jobs : {"1", "2"}) {
+    const auto r = run_cli({"sweep", file, "-j", jobs, "--case-timeout", "0.001", "-o", (dir / jobs).string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("8 cases: 0 ok, 0 invalid, 8 failed"), std::string::npos) << r.err;
+  }
+  const std::string csv = read_file((dir / "1/sweep.csv").string());
+  EXPECT_EQ(csv, read_file((dir / "2/sweep.csv").string()));
+  EXPECT_NE(csv.find(",failed,timed out after 0.001 s (--case-timeout),"), std::string::npos) << csv;
+}
+
 // Ctrl-C: exit 130 with a line, no half-written sweep.csv, and no case process left running.
 TEST(Sweep, InterruptExits130AndStopsItsCases) {
   const fs::path dir = scratch("interrupt");

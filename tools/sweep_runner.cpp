@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -125,8 +126,47 @@ std::string case_dir(const std::string& cases_dir, const config::Sweep& s, size_
   return cases_dir + "/" + s.case_at(index).name;
 }
 
+// One child process for cases [first, first + count); its stderr goes to the first case's folder.
+ChildResult spawn_cases(const config::Sweep& s, const CaseRunner& r, size_t first, size_t count) {
+  const std::string cases_dir = r.out_dir + "/cases";
+  return run_child(r.self,
+                   {"sweep", s.path, "--case", std::to_string(first), "--case-count", std::to_string(count),
+                    "--cases-dir", cases_dir, "--max-cases", std::to_string(r.max_cases)},
+                   "", case_dir(cases_dir, s, first) + "/stderr.txt", r.case_timeout_s * static_cast<double>(count));
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, s).ptr);
+}
+
+bool has_result(const std::string& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir + "/outcome.txt", ec) || fs::is_regular_file(dir + "/summary.json", ec);
+}
+
+// The case's outcome.txt, or ok when it has a summary.json, or failed with what ended `child` (the process that
+// ran it alone).
+Outcome outcome_of(const std::string& dir, const ChildResult& child, double timeout_s) {
+  Outcome out;
+  std::error_code ec;
+  if (fs::is_regular_file(dir + "/outcome.txt", ec)) {
+    std::ifstream in(dir + "/outcome.txt");
+    std::getline(in, out.status);
+    std::getline(in, out.error);
+  } else if (!fs::is_regular_file(dir + "/summary.json", ec)) {
+    out.status = "failed";
+    out.error = child.timed_out
+                    ? "timed out after " + seconds_text(timeout_s) + " s (--case-timeout)"
+                    : "exit " + std::to_string(child.exit_code) + ": " + child_error(dir + "/stderr.txt");
+  }
+  return out;
+}
+
 // Cases [first, first + count) in one child process: the fast executor's cases take milliseconds, process start-up
-// about as long, so they go in batches; a sim case is alone (one SimGrid engine per process).
+// about as long, so they go in batches; a sim case is alone (one SimGrid engine per process). When a batch dies
+// (a crash, the timeout), each case it left without a result runs again alone, so that a case's row never depends
+// on the batch it fell in (-j, the shards).
 std::vector<std::string> run_batch(const config::Sweep& s, const CaseRunner& r, size_t first, size_t count) {
   const std::string cases_dir = r.out_dir + "/cases";
   for (size_t i = first; i < first + count; ++i) {
@@ -136,29 +176,12 @@ std::vector<std::string> run_batch(const config::Sweep& s, const CaseRunner& r, 
     if (ec) throw common::UsageError("cannot create " + dir + ": " + ec.message());
     for (const char* stale : {"/summary.json", "/outcome.txt", "/stderr.txt"}) fs::remove(dir + stale, ec);
   }
-  const std::string err = case_dir(cases_dir, s, first) + "/stderr.txt";
-  const double timeout = r.case_timeout_s * static_cast<double>(count);
-  const ChildResult child = run_child(r.self,
-                                      {"sweep", s.path, "--case", std::to_string(first), "--case-count",
-                                       std::to_string(count), "--cases-dir", cases_dir, "--max-cases",
-                                       std::to_string(r.max_cases)},
-                                      "", err, timeout);
+  const ChildResult batch = spawn_cases(s, r, first, count);
   std::vector<std::string> lines;
   for (size_t i = first; i < first + count; ++i) {
     const std::string dir = case_dir(cases_dir, s, i);
-    Outcome out;
-    std::error_code ec;
-    if (fs::is_regular_file(dir + "/outcome.txt", ec)) {
-      std::ifstream in(dir + "/outcome.txt");
-      std::getline(in, out.status);
-      std::getline(in, out.error);
-    } else if (!fs::is_regular_file(dir + "/summary.json", ec)) {
-      out.status = "failed";
-      out.error = child.timed_out ? "timed out after " + std::to_string(static_cast<int64_t>(timeout)) +
-                                        " s (--case-timeout)"
-                                  : "exit " + std::to_string(child.exit_code) + ": " + child_error(err);
-    }
-    lines.push_back(report::record_line(case_row(s, i, dir, out)));
+    const ChildResult alone = count > 1 && !has_result(dir) ? spawn_cases(s, r, i, 1) : batch;
+    lines.push_back(report::record_line(case_row(s, i, dir, outcome_of(dir, alone, r.case_timeout_s))));
   }
   return lines;
 }

@@ -238,6 +238,21 @@ void read_axes(Sweep& s, detail::SweepBase& b, const Json& doc, const std::strin
   }
 }
 
+void read_platforms(Sweep& s, const Json& doc, ObjectReader& r) {
+  if (!r.given("platforms")) return;
+  const Json& list = doc.at("platforms");
+  if (!list.is_array()) r.fail("platforms", "expected a list of platforms (file paths or objects)");
+  if (list.empty()) r.fail("platforms", "empty list: the product of the sweep has no case");
+  std::set<std::string> names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    s.platforms.push_back(read_platform(list[i], s.path, i));
+    if (!names.insert(s.platforms.back().name).second) {
+      throw ConfigError(s.path, "/platforms/" + std::to_string(i),
+                        "platform name '" + s.platforms.back().name + "' is given twice; name each with \"name\"");
+    }
+  }
+}
+
 size_t product(const Sweep& s, size_t max_cases) {
   size_t n = 1;
   bool over = false;
@@ -279,19 +294,7 @@ Sweep load_sweep(const std::string& given_path, size_t max_cases) {
   base->doc = read_base(r, doc, s.path);
   s.base_name = base->doc.scenario.name;
   read_axes(s, *base, doc, text, r);
-  if (r.given("platforms")) {
-    const Json& list = doc.at("platforms");
-    if (!list.is_array()) r.fail("platforms", "expected a list of platforms (file paths or objects)");
-    if (list.empty()) r.fail("platforms", "empty list: the product of the sweep has no case");
-    std::set<std::string> names;
-    for (size_t i = 0; i < list.size(); ++i) {
-      s.platforms.push_back(read_platform(list[i], s.path, i));
-      if (!names.insert(s.platforms.back().name).second) {
-        throw ConfigError(s.path, "/platforms/" + std::to_string(i),
-                          "platform name '" + s.platforms.back().name + "' is given twice; name each with \"name\"");
-      }
-    }
-  }
+  read_platforms(s, doc, r);
   s.run = read_run(r);
   if (!s.platforms.empty() && s.run.executor != "sim") {
     r.fail("platforms", "a platform is simulated only by the sim executor: add \"run\": {\"executor\": \"sim\"}");

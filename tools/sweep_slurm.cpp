@@ -148,10 +148,12 @@ std::string submit_sweep(const config::Sweep& s, const std::string& out_dir, con
                              "): " + trimmed(read_text_file(err, 4096)) + "\n  the script: " + script);
   }
   const std::string answer = trimmed(read_text_file(said, 4096));
-  size_t digits = 0;
-  while (digits < answer.size() && std::isdigit(static_cast<unsigned char>(answer[digits]))) ++digits;
-  if (digits == 0) throw common::UsageError("sbatch printed no job id: '" + answer + "'");
-  const std::string job = answer.substr(0, digits);
+  // --parsable prints "<id>" or "<id>;<cluster>"; a site's wrapper may print "Submitted batch job <id>".
+  const size_t start = answer.find_first_of("0123456789");
+  if (start == std::string::npos) {
+    throw common::UsageError("sbatch printed no job id: '" + answer + "' (the job may have been submitted: squeue)");
+  }
+  const std::string job = answer.substr(start, answer.find_first_not_of("0123456789", start) - start);
   report::write_file_atomically(out + "/slurm/job_id", job + "\n");
   return "submitted Slurm job " + job + ": " + std::to_string(shards) + " array tasks for " +
          std::to_string(s.cases) + " cases of " + s.path + "\nwhen it has ended (squeue -j " + job +

@@ -89,6 +89,22 @@ TEST(Sweep, IbBandwidthChangesTheStepTimeOfEveryRankOnSimGrid) {
   EXPECT_GT(step_of("c0000"), 2 * step_of("c0006"));  // 12.5 vs 50 Gb/s per node, tp 1
 }
 
+// A case is `run` of the same scenario: the same summary.json but for its name, on the base scenario's own platform.
+TEST(Sweep, ACaseIsWhatRunGivesOnTheBasesOwnPlatform) {
+  const fs::path dir = scratch("as_run");
+  const std::string base = fs::absolute("scenarios/whatif/llama3_70b_tp8_pp2_dp8_fat_tree_4to1.json").string();
+  const std::string file =
+      write(dir / "sweep.json", "{\"base\": \"" + base + "\", \"run\": {\"executor\": \"sim\", \"ranks\": \"all\"}}");
+  ASSERT_EQ(run_cli({"sweep", file, "-q", "-o", (dir / "sweep").string()}).exit_code, 0);
+  ASSERT_EQ(run_cli({"run", base, "--executor", "sim", "--ranks", "all", "-q", "-o", (dir / "run").string()}).exit_code, 0);
+  auto without_name = [](std::string text) {
+    const size_t at = text.find("\"name\"");
+    return text.erase(at, text.find('\n', at) - at);
+  };
+  EXPECT_EQ(without_name(read_file((dir / "sweep/cases/c0000/summary.json").string())),
+            without_name(read_file((dir / "run/summary.json").string())));
+}
+
 TEST(Sweep, ThousandCasesRunLocally) {
   const fs::path dir = scratch("thousand");
   const auto t0 = std::chrono::steady_clock::now();

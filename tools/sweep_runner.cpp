@@ -46,6 +46,10 @@ void run_case_here(const config::Sweep& s, size_t index, const std::string& dir)
       report::write_file_atomically(*o.platform_xml, platform::platform_xml(spec));
     }
   }
+  // As `run` does: a base scenario's own "platform" is used on SimGrid unless the sweep gives one.
+  if (o.executor == ExecutorKind::kSim && !o.platform_xml && scenario.platform_path) {
+    o.platform_xml = scenario.platform_path;
+  }
   RunResult r = simulate(scenario, o);
   report::judge_fit(r.summary, s.run.memory_margin_gib * common::kGiB);
   report::write_file_atomically(dir + "/summary.json", report::summary_json(r.summary));

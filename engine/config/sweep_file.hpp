@@ -25,7 +25,8 @@ struct SweepAxis {
   std::string column;               // its short name in case labels: the key's last part, unless two axes share it
 };
 
-// A platform of the product. Without `xml` and `topology`: the one the sim executor generates (single switch).
+// A platform of the product. Without `xml` and `topology`: the base's own (its scenario's "platform", else the
+// single switch the sim executor generates).
 struct SweepPlatform {
   std::string name;
   std::optional<std::string> xml;  // a platform file (path resolved against the sweep file's folder)

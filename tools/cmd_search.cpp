@@ -1,15 +1,6 @@
 // simumax-sim search: the best parallel layout, micro-batching and recompute for a model on N GPUs that fits in
 // memory, ranked by an objective; every candidate in search.csv / search.json, the winner as a scenario file.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "engine/common/error.hpp"
@@ -18,10 +9,9 @@
 #include "engine/search/search.hpp"
 #include "engine/search/search_output.hpp"
 #include "engine/report/text_file.hpp"
+#include "tools/child_process.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
-
-extern char** environ;
 
 namespace simumax::tools {
 
@@ -64,50 +54,6 @@ search::SearchRequest make_request(const SearchArgs& a, const config::Scenario& 
   return q;
 }
 
-// A progress bar with rate and ETA, redrawn in place; only on a terminal.
-search::ProgressFn progress_bar() {
-  if (!isatty(STDERR_FILENO)) return nullptr;
-  const auto t0 = std::chrono::steady_clock::now();
-  return [t0](size_t done, size_t total) {
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double rate = s > 0 ? static_cast<double>(done) / s : 0;
-    const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0;
-    const int width = 30, filled = total ? static_cast<int>(width * done / total) : width;
-    const long eta_s = std::lround(eta);
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu %5.1f%% %9.0f/s ETA %ld:%02ld ", std::string(filled, '#').c_str(),
-                 std::string(width - filled, '.').c_str(), done, total, total ? 100.0 * done / total : 100.0, rate,
-                 eta_s / 60, eta_s % 60);
-    if (done == total) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-  };
-}
-
-// Runs `self args...` with stdout to /dev/null and stderr to `err_path`; returns its exit status (-1: not run).
-int run_child(const std::string& self, std::vector<std::string> args, const std::string& err_path) {
-  args.insert(args.begin(), self);
-  std::vector<char*> argv;
-  for (auto& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, self.c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-std::string first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 // Each re-check is its own process (one SimGrid simulation per process): a scenario file, `run --executor sim`,
 // and its summary.json read back.
 search::RecheckFn recheck_fn(const SearchArgs& a, const config::Scenario& base) {
@@ -119,8 +65,9 @@ search::RecheckFn recheck_fn(const SearchArgs& a, const config::Scenario& base) 
     report::write_file_atomically(
         scenario, search::scenario_text(s, c, base, scenario, "re-check of search candidate " + std::to_string(index)));
     const int rc =
-        run_child(a.self, {"run", scenario, "--executor", "sim", "--ranks", a.recheck_ranks, "-q", "-o", dir},
-                  dir + "/stderr.txt");
+        run_child(a.self, {"run", scenario, "--executor", "sim", "--ranks", a.recheck_ranks, "-q", "-o", dir}, "",
+                  dir + "/stderr.txt")
+            .exit_code;
     if (rc != 0) {
       out.error = "exit " + std::to_string(rc) + ": " + first_line(dir + "/stderr.txt");
       return out;

@@ -22,6 +22,7 @@ std::function<int()> add_compare(CLI::App& app);
 std::function<int()> add_search(CLI::App& app, const char* argv0);
 std::function<int()> add_report(CLI::App& app);
 std::function<int()> add_serve(CLI::App& app);
+std::function<int()> add_sweep(CLI::App& app);
 
 // The kernel class table compare and calibrate --trace use by default: $SIMUMAX_KERNEL_CLASSES, else the source
 // tree's data/kernel_classes.json.

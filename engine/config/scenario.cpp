@@ -13,6 +13,7 @@ namespace fs = std::filesystem;
 using common::ConfigError;
 using detail::Json;
 using detail::ObjectReader;
+using detail::ScenarioDocument;
 
 namespace {
 
@@ -74,10 +75,12 @@ void apply_overrides(ObjectReader& r, const Json& doc, const std::string& key, J
   }
 }
 
-// `path` names the document in errors; relative paths inside it are relative to its folder.
-Scenario scenario_from_document(const Json& doc, const std::string& path) {
+}  // namespace
+
+detail::ScenarioDocument detail::read_scenario_document(const Json& doc, const std::string& path) {
   ObjectReader r(doc, ConfigOrigin::of(path));
-  Scenario s;
+  ScenarioDocument d;
+  Scenario& s = d.scenario;
   s.scenario_path = path;
   s.name = r.optional_string("name").value_or(fs::path(path).stem().string());
   // The name is the default output folder out/<name>: one path component, never a way out of out/.
@@ -95,16 +98,28 @@ Scenario scenario_from_document(const Json& doc, const std::string& path) {
   r.given("strategy_overrides");
   for (const char* part : {"model", "strategy", "system"}) r.present(part);
   r.finish(detail::UnknownKeys::kError);
-  Json model = load_part(r, doc, "model", s.model_path, s.model_origin);
-  Json strategy = load_part(r, doc, "strategy", s.strategy_path, s.strategy_origin);
-  const Json system = load_part(r, doc, "system", s.system_path, s.system_origin);
-  apply_overrides(r, doc, "model_overrides", model, s.model_origin);
-  apply_overrides(r, doc, "strategy_overrides", strategy, s.strategy_origin);
-  s.model = detail::parse_model(model, s.model_origin);
-  s.strategy = detail::parse_strategy(strategy, s.strategy_origin);
-  s.system = detail::parse_system(system, s.system_origin);
+  d.model = load_part(r, doc, "model", s.model_path, s.model_origin);
+  d.strategy = load_part(r, doc, "strategy", s.strategy_path, s.strategy_origin);
+  d.system = load_part(r, doc, "system", s.system_path, s.system_origin);
+  apply_overrides(r, doc, "model_overrides", d.model, s.model_origin);
+  apply_overrides(r, doc, "strategy_overrides", d.strategy, s.strategy_origin);
+  return d;
+}
+
+Scenario detail::parse_scenario_document(const ScenarioDocument& d) {
+  Scenario s = d.scenario;
+  s.model = detail::parse_model(d.model, s.model_origin);
+  s.strategy = detail::parse_strategy(d.strategy, s.strategy_origin);
+  s.system = detail::parse_system(d.system, s.system_origin);
   check_scenario(s);
   return s;
+}
+
+namespace {
+
+// `path` names the document in errors; relative paths inside it are relative to its folder.
+Scenario scenario_from_document(const Json& doc, const std::string& path) {
+  return detail::parse_scenario_document(detail::read_scenario_document(doc, path));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "engine/report/search_io.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -100,6 +101,84 @@ void RecordsJsonFile::close() {
   out_->close();
 }
 
+std::string record_line(const JsonFields& record) { return object_of(record).dump(); }
+
+JsonFields parse_record_line(const std::string& line, const std::string& label) {
+  Json j;
+  try {
+    j = Json::parse(line);
+  } catch (const Json::parse_error& e) {
+    throw ConfigError(label, "", std::string("invalid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw ConfigError(label, "", "expected a JSON object (one record)");
+  JsonFields out;
+  for (const auto& [key, v] : j.items()) {
+    if (v.is_null()) out.emplace_back(key, nullptr);
+    else if (v.is_boolean()) out.emplace_back(key, v.get<bool>());
+    else if (v.is_number_integer()) out.emplace_back(key, v.get<int64_t>());
+    else if (v.is_number()) out.emplace_back(key, v.get<double>());
+    else if (v.is_string()) out.emplace_back(key, v.get<std::string>());
+    else throw ConfigError(label, "/" + key, "expected a scalar (a record's values are scalars)");
+  }
+  return out;
+}
+
+JsonScalar json_text_scalar(const std::string& json_text, const std::string& label) {
+  Json v;
+  try {
+    v = Json::parse(json_text);
+  } catch (const Json::parse_error& e) {
+    throw ConfigError(label, "", std::string("invalid JSON: ") + e.what());
+  }
+  if (v.is_null()) return nullptr;
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+namespace {
+
+std::string csv_cell(const JsonScalar& v) {
+  if (std::holds_alternative<std::nullptr_t>(v)) return "";
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const int64_t* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (const double* d = std::get_if<double>(&v)) {
+    char buf[32];
+    const auto res = std::to_chars(buf, buf + sizeof buf, *d);  // shortest text that reads back the same
+    return std::string(buf, res.ptr);
+  }
+  const std::string& s = std::get<std::string>(v);
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string quoted = "\"";
+  for (char ch : s) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return quoted + "\"";
+}
+
+}  // namespace
+
+// GCC 12 misreports chained std::string + as overlapping copies, so each piece is appended on its own.
+std::string csv_header(const JsonFields& record) {
+  std::string out;
+  for (size_t k = 0; k < record.size(); ++k) {
+    if (k > 0) out += ',';
+    out += record[k].first;
+  }
+  out += '\n';
+  return out;
+}
+
+std::string csv_line(const JsonFields& record) {
+  std::string out;
+  for (size_t k = 0; k < record.size(); ++k) {
+    if (k > 0) out += ',';
+    out += csv_cell(record[k].second);
+  }
+  out += '\n';
+  return out;
+}
+
 std::string scenario_file_json(const ScenarioFile& f) {
   Json strategy = f.base_strategy_file.empty() ? Json::object() : read_json_file(f.base_strategy_file);
   if (!strategy.is_object()) throw ConfigError(f.base_strategy_file, "", "expected a JSON object");
@@ -124,6 +203,9 @@ SummaryTotals read_summary_totals(const std::string& path) {
       field(doc, path, "peak_alloc_bytes_max", &Json::is_number_integer, "an integer").get<int64_t>();
   t.mfu = field(doc, path, "mfu", &Json::is_number, "a number").get<double>();
   t.tokens_per_s = field(doc, path, "tokens_per_s", &Json::is_number, "a number").get<double>();
+  const Json& fit = field(doc, path, "fit", &Json::is_object, "an object");
+  t.fits = field(fit, path + " /fit", "fits", &Json::is_boolean, "a boolean").get<bool>();
+  t.headroom_gib = field(fit, path + " /fit", "headroom_gib", &Json::is_number, "a number").get<double>();
   return t;
 }
 

@@ -1,5 +1,6 @@
-// The JSON the strategy search reads and writes (JSON stays in config/ and report/): records of flat fields,
-// a scenario file with an inline strategy, and the totals of a summary.json written by `simumax-sim run`.
+// The JSON the strategy search and the sweep read and write (JSON stays in config/ and report/): records of flat
+// fields (as JSON, one-line JSON and CSV), a scenario file with an inline strategy, and the totals of a summary.json
+// written by `simumax-sim run`.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +41,21 @@ class RecordsJsonFile {
   size_t count_ = 0;
 };
 
+// A record as one line of JSON (no newline; nlohmann's compact dump): parse_record_line gives the same fields, values
+// and types back, so a record that went through a file is written out exactly as one that did not.
+std::string record_line(const JsonFields& record);
+// Throws common::ConfigError(label, "", ...) when `line` is not a JSON object whose values are scalars.
+JsonFields parse_record_line(const std::string& line, const std::string& label);
+
+// The value of JSON text as a scalar; an array or object stays its text (a string). Throws ConfigError(label, ...)
+// when `json_text` is not JSON.
+JsonScalar json_text_scalar(const std::string& json_text, const std::string& label);
+
+// CSV: the header line of a record's keys, and a record's line (null -> empty cell, a double in its shortest text
+// that reads back the same, quotes around a cell holding a comma, a quote or a newline).
+std::string csv_header(const JsonFields& record);
+std::string csv_line(const JsonFields& record);
+
 // A scenario file (config::load_scenario's format) whose strategy is inline.
 struct ScenarioFile {
   std::string name;
@@ -62,6 +78,8 @@ struct SummaryTotals {
   int64_t peak_alloc_bytes_max = 0;
   double mfu = 0;
   double tokens_per_s = 0;
+  bool fits = true;         // the fit verdict ("fit": {"fits", "headroom_gib"})
+  double headroom_gib = 0;  // GPU memory left on the tightest stage; negative: over by that much
 };
 
 // Throws common::ConfigError naming the file and the field when it is missing or of the wrong type.

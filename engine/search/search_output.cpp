@@ -3,7 +3,6 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 
 #include "engine/common/units.hpp"
@@ -55,22 +54,6 @@ void add_figures(JsonFields& f, const SearchResult& r, const SearchRequest& q, c
 int64_t expert_dp(const Candidate& c, const JobShape& job) {
   const int64_t shard = c.ep * c.etp * c.pp;
   return job.world_size % shard == 0 ? job.world_size / shard : 0;
-}
-
-std::string csv_cell(const JsonScalar& v) {
-  if (std::holds_alternative<std::nullptr_t>(v)) return "";
-  if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
-  if (const int64_t* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
-  if (const double* d = std::get_if<double>(&v)) {
-    char buf[32];
-    const auto res = std::to_chars(buf, buf + sizeof buf, *d);  // shortest text that reads back the same
-    return std::string(buf, res.ptr);
-  }
-  const std::string& s = std::get<std::string>(v);
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string quoted = "\"";
-  for (char ch : s) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return quoted + "\"";
 }
 
 JsonFields request_fields(const SearchResult& r, const SearchRequest& q, const std::string& title) {
@@ -175,30 +158,8 @@ std::vector<JsonFields> candidate_records(const SearchResult& r, const SearchReq
   return out;
 }
 
-namespace {
-
-// GCC 12 misreports chained std::string + as overlapping copies, so each piece is appended on its own.
-std::string csv_header(const JsonFields& record) {
-  std::string out;
-  for (size_t k = 0; k < record.size(); ++k) {
-    if (k > 0) out += ',';
-    out += record[k].first;
-  }
-  out += '\n';
-  return out;
-}
-
-std::string csv_line(const JsonFields& record) {
-  std::string out;
-  for (size_t k = 0; k < record.size(); ++k) {
-    if (k > 0) out += ',';
-    out += csv_cell(record[k].second);
-  }
-  out += '\n';
-  return out;
-}
-
-}  // namespace
+using report::csv_header;
+using report::csv_line;
 
 std::string records_csv(const std::vector<JsonFields>& records) {
   if (records.empty()) return "";

@@ -1,0 +1,275 @@
+// `simumax-sim sweep` (issue #16, docs/sweep.md) without a Slurm cluster: the local run, its bad input, sbatch
+// missing, rejecting or hanging (a stand-in script), and --merge of shards run by hand as array tasks would.
+// tests/sweep_slurm_test.sh does the same through a real one-node Slurm.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/cli_runner.hpp"
+
+extern char** environ;
+
+namespace simumax::tests {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kWhatif = "tests/data/sweep/whatif.json";
+const std::string kThousand = "tests/data/sweep/thousand.json";
+
+fs::path scratch(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("simumax_sweep_test_" + name);
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+std::string write(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+// A stand-in for sbatch: a shell script with this body.
+std::string fake_sbatch(const fs::path& dir, const std::string& body) {
+  const std::string path = write(dir / "sbatch", "#!/bin/sh\n" + body + "\n");
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+size_t count_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+TEST(Sweep, LocalRunWritesOneRowPerCaseInCaseOrderWhateverTheJobs) {
+  const fs::path dir = scratch("local");
+  const auto one = run_cli({"sweep", kWhatif, "-j", "1", "-o", (dir / "j1").string()});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("12 cases: 8 ok, 4 invalid, 0 failed"), std::string::npos) << one.out;
+  const auto two = run_cli({"sweep", kWhatif, "-j", "2", "-q", "-o", (dir / "j2").string()});
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  const std::string csv = read_file((dir / "j1/sweep.csv").string());
+  EXPECT_EQ(csv, read_file((dir / "j2/sweep.csv").string()));
+  EXPECT_EQ(read_file((dir / "j1/sweep.json").string()), read_file((dir / "j2/sweep.json").string()));
+  ASSERT_EQ(count_lines(csv), 13u);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "index,name,label,system.networks.inter_node.bandwidth.gbps,strategy.tp_size,platform,status,error,"
+            "executor,step_time_ms,mfu,tokens_per_s,peak_reserved_gib,peak_alloc_gib,fits,headroom_gib");
+  // The first key varies slowest, the platforms fastest; an illegal combination is a row, not a stop.
+  EXPECT_NE(csv.find("\n1,c0001,gbps=12.5 tp_size=1 platform=fat-tree-4to1,12.5,1,fat-tree-4to1,ok,,sim,"),
+            std::string::npos);
+  EXPECT_NE(csv.find("\n4,c0004,gbps=12.5 tp_size=3 platform=single-switch,12.5,3,single-switch,invalid,"),
+            std::string::npos);
+  EXPECT_NE(csv.find("case c0004 (gbps=12.5 tp_size=3 platform=single-switch): 32 is not a multiple of tp_size"),
+            std::string::npos);
+  // Each case kept its folder; a generated platform is there.
+  EXPECT_TRUE(fs::exists(dir / "j1/cases/c0001/summary.json"));
+  EXPECT_TRUE(fs::exists(dir / "j1/cases/c0001/platform.xml"));
+  EXPECT_TRUE(fs::exists(dir / "j1/cases/c0004/outcome.txt"));
+}
+
+TEST(Sweep, IbBandwidthChangesTheStepTimeOfEveryRankOnSimGrid) {
+  const fs::path dir = scratch("ib");
+  ASSERT_EQ(run_cli({"sweep", kWhatif, "-q", "-o", dir.string()}).exit_code, 0);
+  const std::string json = read_file((dir / "sweep.json").string());
+  auto step_of = [&](const std::string& name) {
+    const size_t at = json.find("\"step_time_ms\"", json.find("\"name\": \"" + name + "\""));
+    return std::stod(json.substr(json.find(':', at) + 1));
+  };
+  EXPECT_GT(step_of("c0000"), 2 * step_of("c0006"));  // 12.5 vs 50 Gb/s per node, tp 1
+}
+
+// A case is `run` of the same scenario: the same summary.json but for its name, on the base scenario's own platform.
+TEST(Sweep, ACaseIsWhatRunGivesOnTheBasesOwnPlatform) {
+  const fs::path dir = scratch("as_run");
+  const std::string base = fs::absolute("scenarios/whatif/llama3_70b_tp8_pp2_dp8_fat_tree_4to1.json").string();
+  const std::string file =
+      write(dir / "sweep.json", "{\"base\": \"" + base + "\", \"run\": {\"executor\": \"sim\", \"ranks\": \"all\"}}");
+  ASSERT_EQ(run_cli({"sweep", file, "-q", "-o", (dir / "sweep").string()}).exit_code, 0);
+  ASSERT_EQ(run_cli({"run", base, "--executor", "sim", "--ranks", "all", "-q", "-o", (dir / "run").string()}).exit_code, 0);
+  auto without_name = [](std::string text) {
+    const size_t at = text.find("\"name\"");
+    return text.erase(at, text.find('\n', at) - at);
+  };
+  EXPECT_EQ(without_name(read_file((dir / "sweep/cases/c0000/summary.json").string())),
+            without_name(read_file((dir / "run/summary.json").string())));
+}
+
+TEST(Sweep, ThousandCasesRunLocally) {
+  const fs::path dir = scratch("thousand");
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run_cli({"sweep", kThousand, "-o", dir.string()});
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1000 cases: 1000 ok, 0 invalid, 0 failed"), std::string::npos) << r.out;
+  EXPECT_EQ(count_lines(read_file((dir / "sweep.csv").string())), 1001u);
+  std::cout << "1000 cases in " << s << " s\n";
+}
+
+// A case that dies (here: killed by --case-timeout) is a failed row; fast cases share processes, and a case's row
+// must not depend on which batch it fell in (-j 1 makes batches of 2 here, -j 2 batches of 1).
+TEST(Sweep, ACaseKilledByTheTimeoutIsAFailedRowWhateverItsBatch) {
+  const fs::path dir = scratch("timeout");
+  const std::string file = write(dir / "sweep.json", "{\"base\": \"" + fs::absolute("scenarios/default.json").string() +
+                                                         "\", \"overrides\": {\"model.layer_num\": [2, 4, 6, 8, "
+                                                         "10, 12, 14, 16]}}");
+  for (const char* jobs : {"1", "2"}) {
+    const auto r = run_cli({"sweep", file, "-j", jobs, "--case-timeout", "0.001", "-o", (dir / jobs).string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("8 cases: 0 ok, 0 invalid, 8 failed"), std::string::npos) << r.err;
+  }
+  const std::string csv = read_file((dir / "1/sweep.csv").string());
+  EXPECT_EQ(csv, read_file((dir / "2/sweep.csv").string()));
+  EXPECT_NE(csv.find(",failed,timed out after 0.001 s (--case-timeout),"), std::string::npos) << csv;
+}
+
+// Ctrl-C: exit 130 with a line, no half-written sweep.csv, and no case process left running.
+TEST(Sweep, InterruptExits130AndStopsItsCases) {
+  const fs::path dir = scratch("interrupt");
+  const std::string err = (dir / "stderr.txt").string(), out = (dir / "out").string();
+  std::vector<std::string> args = {SIMUMAX_CLI, "sweep", kThousand, "-j", "2", "-o", out};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  // Interrupt once the first cases have finished.
+  for (int i = 0; i < 200 && !fs::exists(out + "/cases/c0000/summary.json"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_NE(read_file(err).find("interrupted"), std::string::npos);
+  EXPECT_FALSE(fs::exists(out + "/sweep.csv"));
+  // The case processes got SIGTERM with their parent: no summary appears afterwards.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  size_t before = 0, after = 0;
+  for (const auto& e : fs::recursive_directory_iterator(out)) before += e.path().filename() == "summary.json";
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  for (const auto& e : fs::recursive_directory_iterator(out)) after += e.path().filename() == "summary.json";
+  EXPECT_EQ(before, after);
+  EXPECT_LT(after, 1000u);
+}
+
+struct BadSweep {
+  std::string name, text, args, message;
+};
+
+void PrintTo(const BadSweep& b, std::ostream* os) { *os << b.name; }
+
+class SweepBadInput : public testing::TestWithParam<BadSweep> {};
+
+TEST_P(SweepBadInput, IsRefusedWithExit2AndSaysWhy) {
+  const fs::path dir = scratch("bad_" + GetParam().name);
+  const std::string file = write(dir / "sweep.json", GetParam().text);
+  std::vector<std::string> args = {"sweep", file, "-o", (dir / "out").string()};
+  if (!GetParam().args.empty()) args.push_back(GetParam().args);
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(GetParam().message), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out/sweep.csv"));
+}
+
+const std::string kBase = "\"base\": \"" + fs::absolute("scenarios/default.json").string() + "\"";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SweepBadInput,
+    testing::Values(
+        BadSweep{"unknown_key", "{" + kBase + ", \"overrides\": {\"strategy.tp_sise\": [1, 2]}}", "",
+                 "/overrides/strategy.tp_sise: unknown override key 'strategy.tp_sise' in case c0000 (tp_sise=1), as "
+                 "in every case: strategy has no field 'tp_sise' in the base scenario; did you mean 'tp_size'?"},
+        BadSweep{"unknown_nested_key",
+                 "{" + kBase + ", \"overrides\": {\"system.networks.inter_node.bandwith.gbps\": [100]}}", "",
+                 "system.networks.inter_node has no field 'bandwith' in the base scenario; did you mean 'bandwidth'?"},
+        BadSweep{"unknown_part", "{" + kBase + ", \"overrides\": {\"stratgy.tp_size\": [1]}}", "",
+                 "unknown override key 'stratgy.tp_size' in case c0000 (tp_size=1)"},
+        BadSweep{"empty_list", "{" + kBase + ", \"overrides\": {\"model.layer_num\": [4], \"strategy.tp_size\": []}}",
+                 "", "/overrides/strategy.tp_size: empty list: the product of the sweep has no case"},
+        BadSweep{"empty_platforms", "{" + kBase + ", \"platforms\": [], \"run\": {\"executor\": \"sim\"}}", "",
+                 "/platforms: empty list: the product of the sweep has no case"},
+        BadSweep{"too_many", "{" + kBase + ", \"overrides\": {\"model.layer_num\": [2, 4, 6], \"strategy.tp_size\": [1, 2]}}",
+                 "--max-cases=5", "the sweep has 6 cases, more than --max-cases 5; raise --max-cases"},
+        BadSweep{"platform_without_sim", "{" + kBase + ", \"platforms\": [{\"topology\": \"rail\"}]}", "",
+                 "a platform is simulated only by the sim executor"},
+        BadSweep{"not_a_list", "{" + kBase + ", \"overrides\": {\"strategy.tp_size\": 2}}", "",
+                 "/overrides/strategy.tp_size: expected a list of values, got 2"},
+        BadSweep{"unknown_field", "{" + kBase + ", \"overide\": {}}", "", "/overide: unknown field; did you mean"}),
+    [](const testing::TestParamInfo<BadSweep>& p) { return p.param.name; });
+
+TEST(Sweep, SbatchMissingRejectingOrSilentIsExit2) {
+  const fs::path dir = scratch("sbatch");
+  const auto missing = run_cli({"sweep", kWhatif, "--slurm", "--sbatch", "/nonexistent/sbatch", "-o", (dir / "a").string()});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("'/nonexistent/sbatch' not found: is Slurm installed here?"), std::string::npos)
+      << missing.err;
+  const std::string rejecting = fake_sbatch(dir, "echo 'sbatch: error: invalid partition specified: gpu' >&2; exit 1");
+  const auto rejected = run_cli({"sweep", kWhatif, "--slurm", "--sbatch", rejecting, "-o", (dir / "b").string()});
+  EXPECT_EQ(rejected.exit_code, 2);
+  EXPECT_NE(rejected.err.find("sbatch rejected the job (exit 1): sbatch: error: invalid partition specified: gpu"),
+            std::string::npos)
+      << rejected.err;
+  const std::string silent = fake_sbatch(dir, "sleep 30");
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto hung = run_cli(
+      {"sweep", kWhatif, "--slurm", "--sbatch", silent, "--sbatch-timeout", "1", "-o", (dir / "c").string()});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10);
+  EXPECT_EQ(hung.exit_code, 2);
+  EXPECT_NE(hung.err.find("sbatch did not answer in 1 s"), std::string::npos) << hung.err;
+}
+
+// What Slurm would do, by hand: submit (a stand-in sbatch records its arguments), run each array task's command,
+// merge; the merged files equal the local run's byte for byte, and a missing or cut shard is named.
+TEST(Sweep, MergedShardsEqualTheLocalRunAndMissingOnesAreNamed) {
+  const fs::path dir = scratch("merge");
+  const std::string sbatch = fake_sbatch(dir, "echo \"$@\" > " + (dir / "sbatch_args").string() + "; echo 4242");
+  const std::string out = (dir / "slurm").string();
+  const auto submit = run_cli({"sweep", kWhatif, "--slurm", "--shards", "5", "--sbatch", sbatch, "-o", out});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  EXPECT_NE(submit.out.find("submitted Slurm job 4242: 5 array tasks for 12 cases"), std::string::npos) << submit.out;
+  const std::string args = read_file((dir / "sbatch_args").string());
+  EXPECT_NE(args.find("--parsable --array=0-4 --output="), std::string::npos) << args;
+  EXPECT_NE(read_file(out + "/slurm/job.sh").find("--shard \"$SLURM_ARRAY_TASK_ID\""), std::string::npos);
+  const auto early = run_cli({"sweep", "--merge", out});
+  EXPECT_EQ(early.exit_code, 2);
+  EXPECT_NE(early.err.find("5 of 5 shards of " + out + " cannot be merged"), std::string::npos) << early.err;
+  for (int shard = 0; shard < 5; ++shard) {
+    const auto task = run_cli({"sweep", kWhatif, "--shard", std::to_string(shard), "-o", out, "-q"});
+    ASSERT_EQ(task.exit_code, 0) << task.err;
+  }
+  const auto merged = run_cli({"sweep", "--merge", out});
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  const std::string local = (dir / "local").string();
+  ASSERT_EQ(run_cli({"sweep", kWhatif, "-q", "-o", local}).exit_code, 0);
+  EXPECT_EQ(read_file(out + "/sweep.csv"), read_file(local + "/sweep.csv"));
+  EXPECT_EQ(read_file(out + "/sweep.json"), read_file(local + "/sweep.json"));
+  // Shard 1 lost, shard 3 cut short: both named with their cases and their task's log.
+  fs::remove(out + "/shards/shard-1.jsonl");
+  const std::string three = read_file(out + "/shards/shard-3.jsonl");
+  write(out + "/shards/shard-3.jsonl", three.substr(0, three.size() / 2));
+  const auto broken = run_cli({"sweep", "--merge", out});
+  EXPECT_EQ(broken.exit_code, 2);
+  EXPECT_NE(broken.err.find("2 of 5 shards of " + out + " cannot be merged"), std::string::npos) << broken.err;
+  EXPECT_NE(broken.err.find("shard 1 (cases c0002 to c0003): missing"), std::string::npos) << broken.err;
+  EXPECT_NE(broken.err.find("shard 3 (cases c0007 to c0008): incomplete"), std::string::npos) << broken.err;
+  EXPECT_NE(broken.err.find(out + "/slurm/task-3.out"), std::string::npos) << broken.err;
+}
+
+}  // namespace
+}  // namespace simumax::tests

@@ -1,0 +1,376 @@
+#include "tools/sweep_runner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "engine/common/error.hpp"
+#include "engine/common/units.hpp"
+#include "engine/platform/platform_spec.hpp"
+#include "engine/platform/platform_xml.hpp"
+#include "engine/report/search_io.hpp"
+#include "engine/report/text_file.hpp"
+#include "engine/simulate.hpp"
+#include "tools/child_process.hpp"
+#include "tools/cli_options.hpp"
+
+namespace simumax::tools {
+
+namespace fs = std::filesystem;
+using report::JsonFields;
+using report::JsonScalar;
+
+void run_case_here(const config::Sweep& s, size_t index, const std::string& dir) {
+  const config::SweepCase c = s.case_at(index);
+  const config::Scenario scenario = s.scenario(c);
+  EngineArgs e;
+  e.executor = s.run.executor;
+  e.ranks = s.run.ranks;
+  e.granularity = s.run.granularity;
+  RunOptions o = make_run_options(e);
+  if (!s.platforms.empty()) {
+    const config::SweepPlatform& p = s.platforms[c.platform];
+    if (p.xml) {
+      o.platform_xml = *p.xml;
+    } else if (!p.topology.empty()) {
+      platform::PlatformSpec spec = platform::platform_from_system(scenario.system, scenario.strategy.world_size);
+      spec.topology = *platform::parse_topology(p.topology);  // the sweep reader checked the name
+      spec.oversubscription = p.oversubscription;
+      spec.nodes_per_leaf = p.nodes_per_leaf;
+      spec.nic_per_node = p.nic_per_node;
+      o.platform_xml = dir + "/platform.xml";
+      report::write_file_atomically(*o.platform_xml, platform::platform_xml(spec));
+    }
+  }
+  // As `run` does: a base scenario's own "platform" is used on SimGrid unless the sweep gives one.
+  if (o.executor == ExecutorKind::kSim && !o.platform_xml && scenario.platform_path) {
+    o.platform_xml = scenario.platform_path;
+  }
+  RunResult r = simulate(scenario, o);
+  report::judge_fit(r.summary, s.run.memory_margin_gib * common::kGiB);
+  report::write_file_atomically(dir + "/summary.json", report::summary_json(r.summary));
+}
+
+void run_cases_here(const config::Sweep& s, size_t first, size_t count, const std::string& cases_dir) {
+  for (size_t i = first; i < first + count && i < s.cases; ++i) {
+    const std::string dir = cases_dir + "/" + s.case_at(i).name;
+    std::string outcome;
+    try {
+      run_case_here(s, i, dir);
+      continue;
+    } catch (const common::ConfigError& e) {
+      outcome = std::string("invalid\n") + e.what();
+    } catch (const common::UsageError& e) {
+      outcome = std::string("invalid\n") + e.what();
+    } catch (const std::exception& e) {
+      outcome = std::string("failed\ninternal error: ") + e.what();
+    }
+    std::replace(outcome.begin() + static_cast<std::ptrdiff_t>(outcome.find('\n') + 1), outcome.end(), '\n', ' ');
+    report::write_file_atomically(dir + "/outcome.txt", outcome + "\n");
+  }
+}
+
+namespace {
+
+constexpr size_t kFastCasesPerProcess = 32;
+
+// The error line of a child's stderr ("error: ..." without the prefix), else its last line.
+std::string child_error(const std::string& err_path) {
+  std::ifstream in(err_path);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (line.rfind("error: ", 0) == 0) return line.substr(7);
+    if (line.rfind("internal error: ", 0) == 0) return line;
+    if (!line.empty()) last = line;
+  }
+  return last;
+}
+
+// What became of a case: "ok" (its summary.json), or "invalid" / "failed" with the error.
+struct Outcome {
+  std::string status = "ok";
+  std::string error;
+};
+
+JsonFields case_row(const config::Sweep& s, size_t index, const std::string& dir, Outcome out) {
+  const config::SweepCase c = s.case_at(index);
+  JsonFields f = {{"index", static_cast<int64_t>(index)}, {"name", c.name}, {"label", c.label}};
+  for (size_t i = 0; i < s.axes.size(); ++i) {
+    f.emplace_back(s.axes[i].key, report::json_text_scalar(c.values[i], s.path));
+  }
+  if (!s.platforms.empty()) f.emplace_back("platform", s.platforms[c.platform].name);
+  report::SummaryTotals t;
+  if (out.status == "ok") {
+    try {
+      t = report::read_summary_totals(dir + "/summary.json");
+    } catch (const common::ConfigError& e) {
+      out = {"failed", e.what()};
+    }
+  }
+  const bool ok = out.status == "ok";
+  auto number = [ok](double v) { return ok ? JsonScalar(v) : JsonScalar(nullptr); };
+  f.emplace_back("status", out.status);
+  f.emplace_back("error", out.error.empty() ? JsonScalar(nullptr) : JsonScalar(out.error));
+  f.emplace_back("executor", s.run.executor);
+  f.emplace_back("step_time_ms", number(t.step_time_ms));
+  f.emplace_back("mfu", number(t.mfu));
+  f.emplace_back("tokens_per_s", number(t.tokens_per_s));
+  f.emplace_back("peak_reserved_gib", number(common::gib(t.peak_reserved_bytes_max)));
+  f.emplace_back("peak_alloc_gib", number(common::gib(static_cast<double>(t.peak_alloc_bytes_max))));
+  f.emplace_back("fits", ok ? JsonScalar(t.fits) : JsonScalar(nullptr));
+  f.emplace_back("headroom_gib", number(t.headroom_gib));
+  return f;
+}
+
+std::string case_dir(const std::string& cases_dir, const config::Sweep& s, size_t index) {
+  return cases_dir + "/" + s.case_at(index).name;
+}
+
+// One child process for cases [first, first + count); its stderr goes to the first case's folder.
+ChildResult spawn_cases(const config::Sweep& s, const CaseRunner& r, size_t first, size_t count) {
+  const std::string cases_dir = r.out_dir + "/cases";
+  return run_child(r.self,
+                   {"sweep", s.path, "--case", std::to_string(first), "--case-count", std::to_string(count),
+                    "--cases-dir", cases_dir, "--max-cases", std::to_string(r.max_cases)},
+                   "", case_dir(cases_dir, s, first) + "/stderr.txt", r.case_timeout_s * static_cast<double>(count));
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, s).ptr);
+}
+
+bool has_result(const std::string& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir + "/outcome.txt", ec) || fs::is_regular_file(dir + "/summary.json", ec);
+}
+
+// The case's outcome.txt, or ok when it has a summary.json, or failed with what ended `child` (the process that
+// ran it alone).
+Outcome outcome_of(const std::string& dir, const ChildResult& child, double timeout_s) {
+  Outcome out;
+  std::error_code ec;
+  if (fs::is_regular_file(dir + "/outcome.txt", ec)) {
+    std::ifstream in(dir + "/outcome.txt");
+    std::getline(in, out.status);
+    std::getline(in, out.error);
+  } else if (!fs::is_regular_file(dir + "/summary.json", ec)) {
+    out.status = "failed";
+    out.error = child.timed_out
+                    ? "timed out after " + seconds_text(timeout_s) + " s (--case-timeout)"
+                    : "exit " + std::to_string(child.exit_code) + ": " + child_error(dir + "/stderr.txt");
+  }
+  return out;
+}
+
+// Cases [first, first + count) in one child process: the fast executor's cases take milliseconds, process start-up
+// about as long, so they go in batches; a sim case is alone (one SimGrid engine per process). When a batch dies
+// (a crash, the timeout), each case it left without a result runs again alone, so that a case's row never depends
+// on the batch it fell in (-j, the shards).
+std::vector<std::string> run_batch(const config::Sweep& s, const CaseRunner& r, size_t first, size_t count) {
+  const std::string cases_dir = r.out_dir + "/cases";
+  for (size_t i = first; i < first + count; ++i) {
+    const std::string dir = case_dir(cases_dir, s, i);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw common::UsageError("cannot create " + dir + ": " + ec.message());
+    for (const char* stale : {"/summary.json", "/outcome.txt", "/stderr.txt"}) fs::remove(dir + stale, ec);
+  }
+  const ChildResult batch = spawn_cases(s, r, first, count);
+  std::vector<std::string> lines;
+  for (size_t i = first; i < first + count; ++i) {
+    const std::string dir = case_dir(cases_dir, s, i);
+    const ChildResult alone = count > 1 && !has_result(dir) ? spawn_cases(s, r, i, 1) : batch;
+    lines.push_back(report::record_line(case_row(s, i, dir, outcome_of(dir, alone, r.case_timeout_s))));
+  }
+  return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> run_cases(const config::Sweep& s, const CaseRunner& r, size_t first, size_t count,
+                                   const std::function<void(size_t, size_t)>& progress) {
+  const size_t workers = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(1, r.jobs)), count));
+  // Batches small enough to keep every worker busy to the end and the progress bar moving.
+  const size_t batch =
+      s.run.executor == "sim" ? 1 : std::clamp<size_t>(count / (workers * 4), 1, kFastCasesPerProcess);
+  const size_t batches = (count + batch - 1) / batch;
+  std::vector<std::string> lines(count);
+  std::atomic<size_t> next{0};
+  size_t done = 0;
+  std::mutex mutex;
+  std::string failure;
+  auto worker = [&] {
+    for (size_t b = next++; b < batches; b = next++) {
+      const size_t begin = b * batch, n = std::min(batch, count - begin);
+      try {
+        std::vector<std::string> rows = run_batch(s, r, first + begin, n);
+        std::move(rows.begin(), rows.end(), lines.begin() + static_cast<std::ptrdiff_t>(begin));
+      } catch (const std::exception& e) {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (failure.empty()) failure = e.what();
+        next = batches;  // stop handing out cases
+        return;
+      }
+      const std::lock_guard<std::mutex> lock(mutex);
+      done += n;
+      if (progress) progress(done, count);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i + 1 < workers; ++i) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  if (!failure.empty()) throw common::UsageError(failure);
+  return lines;
+}
+
+std::string write_sweep_outputs(const config::Sweep& s, const std::string& dir, const std::vector<std::string>& lines) {
+  std::vector<JsonFields> rows;
+  rows.reserve(lines.size());
+  int64_t ok = 0, invalid = 0, failed = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    rows.push_back(report::parse_record_line(lines[i], s.path + " case " + std::to_string(i)));
+    for (const auto& [key, value] : rows.back()) {
+      if (key != "status") continue;
+      const std::string& st = std::get<std::string>(value);
+      (st == "ok" ? ok : st == "invalid" ? invalid : failed) += 1;
+    }
+  }
+  std::string axes, platforms;
+  for (const auto& a : s.axes) axes += (axes.empty() ? "" : ",") + a.key;
+  for (const auto& p : s.platforms) platforms += (platforms.empty() ? "" : ",") + p.name;
+  const std::string counts = std::to_string(lines.size()) + " cases: " + std::to_string(ok) + " ok, " +
+                             std::to_string(invalid) + " invalid, " + std::to_string(failed) + " failed";
+  const JsonFields meta = {{"sweep", s.path},
+                           {"name", s.name},
+                           {"description", s.description},
+                           {"base", s.base_name},
+                           {"axes", axes},
+                           {"platforms", platforms},
+                           {"executor", s.run.executor},
+                           {"ranks", s.run.ranks},
+                           {"granularity", s.run.granularity},
+                           {"memory_margin_gib", s.run.memory_margin_gib},
+                           {"case_count", static_cast<int64_t>(lines.size())},
+                           {"ok", ok},
+                           {"invalid", invalid},
+                           {"failed", failed}};
+  {
+    report::TextFile csv(dir + "/sweep.csv");
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (i == 0) csv.append(report::csv_header(rows[i]));
+      csv.append(report::csv_line(rows[i]));
+    }
+    csv.close();
+  }
+  report::write_records_json(dir + "/sweep.json", meta, {}, "cases", rows.size(), [&](size_t i) { return rows[i]; });
+  return counts;
+}
+
+std::pair<size_t, size_t> shard_range(size_t cases, size_t shard, size_t shards) {
+  const size_t begin = cases * shard / shards, end = cases * (shard + 1) / shards;
+  return {begin, end - begin};
+}
+
+std::string shard_path(const std::string& out_dir, size_t shard) {
+  return out_dir + "/shards/shard-" + std::to_string(shard) + ".jsonl";
+}
+
+void write_shard(const config::Sweep& s, const std::string& out_dir, size_t shard, size_t shards,
+                 const std::vector<std::string>& lines) {
+  const auto [first, count] = shard_range(s.cases, shard, shards);
+  std::string text = report::record_line({{"sweep", s.path},
+                                          {"fingerprint", s.fingerprint},
+                                          {"shard", static_cast<int64_t>(shard)},
+                                          {"shards", static_cast<int64_t>(shards)},
+                                          {"first", static_cast<int64_t>(first)},
+                                          {"count", static_cast<int64_t>(count)}}) +
+                     "\n";
+  for (const std::string& line : lines) text += line + "\n";
+  text += report::record_line({{"complete", true}, {"rows", static_cast<int64_t>(lines.size())}}) + "\n";
+  std::error_code ec;
+  fs::create_directories(out_dir + "/shards", ec);
+  report::write_file_atomically(shard_path(out_dir, shard), text);
+}
+
+namespace {
+
+const JsonScalar* find(const JsonFields& f, const std::string& key) {
+  for (const auto& [k, v] : f) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+bool int_is(const JsonFields& f, const std::string& key, size_t want) {
+  const JsonScalar* v = find(f, key);
+  return v != nullptr && std::holds_alternative<int64_t>(*v) && std::get<int64_t>(*v) == static_cast<int64_t>(want);
+}
+
+// Why shard `shard` cannot be merged, or "" when its rows were appended to `rows`.
+std::string read_shard(const config::Sweep& s, const std::string& path, size_t shard, size_t shards,
+                       std::vector<std::string>& rows) {
+  std::ifstream in(path);
+  if (!in) return "missing (" + path + ")";
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const auto [first, count] = shard_range(s.cases, shard, shards);
+  try {
+    if (lines.size() < 2) return "incomplete: " + path + " has " + std::to_string(lines.size()) + " line(s)";
+    const JsonFields head = report::parse_record_line(lines.front(), path);
+    JsonFields tail;
+    try {
+      tail = report::parse_record_line(lines.back(), path);
+    } catch (const common::ConfigError&) {
+      return "incomplete: " + path + " ends in the middle of a line";
+    }
+    const JsonScalar* fp = find(head, "fingerprint");
+    if (fp == nullptr || *fp != JsonScalar(s.fingerprint)) {
+      return "from another version of " + s.path + " (" + path + "): run the sweep again";
+    }
+    if (!int_is(head, "shard", shard) || !int_is(head, "shards", shards) || !int_is(head, "first", first) ||
+        !int_is(head, "count", count)) {
+      return "names another range of cases (" + path + ")";
+    }
+    if (find(tail, "complete") == nullptr || !int_is(tail, "rows", count) || lines.size() != count + 2) {
+      return "incomplete: " + path + " has " + std::to_string(lines.size() - 1) + " of " + std::to_string(count) +
+             " rows and no end line";
+    }
+  } catch (const common::ConfigError& e) {
+    return std::string("unreadable: ") + e.what();
+  }
+  rows.insert(rows.end(), lines.begin() + 1, lines.end() - 1);
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> read_shards(const config::Sweep& s, const std::string& out_dir, size_t shards) {
+  std::vector<std::string> rows;
+  rows.reserve(s.cases);
+  std::string problems;
+  size_t bad = 0;
+  for (size_t shard = 0; shard < shards; ++shard) {
+    const std::string why = read_shard(s, shard_path(out_dir, shard), shard, shards, rows);
+    if (why.empty()) continue;
+    if (++bad <= 10) {
+      const auto [first, count] = shard_range(s.cases, shard, shards);
+      problems += "\n  shard " + std::to_string(shard) + " (cases " + s.case_at(first).name + " to " +
+                  s.case_at(first + count - 1).name + "): " + why + "; its task's log: " + out_dir + "/slurm/task-" +
+                  std::to_string(shard) + ".out";
+    }
+  }
+  if (bad > 0) {
+    throw common::UsageError(std::to_string(bad) + " of " + std::to_string(shards) + " shards of " + out_dir +
+                             " cannot be merged (is the Slurm job still running? squeue shows it):" + problems +
+                             (bad > 10 ? "\n  ..." : ""));
+  }
+  return rows;
+}
+
+}  // namespace simumax::tools

@@ -268,7 +268,9 @@ std::string write_sweep_outputs(const config::Sweep& s, const std::string& dir, 
     }
     csv.close();
   }
-  report::write_records_json(dir + "/sweep.json", meta, {}, "cases", rows.size(), [&](size_t i) { return rows[i]; });
+  report::RecordsJsonFile json(dir + "/sweep.json", meta, {}, "cases");
+  for (const auto& row : rows) json.add(row);
+  json.close();
   return counts;
 }
 

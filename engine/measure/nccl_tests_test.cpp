@@ -1,0 +1,109 @@
+#include "engine/measure/nccl_tests.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "engine/common/error.hpp"
+#include "engine/config/scenario.hpp"
+#include "engine/measure/net_fit.hpp"
+
+namespace simumax::measure {
+namespace {
+
+std::string data(const std::string& name) {
+  return (std::filesystem::path(SIMUMAX_SOURCE_DIR) / "tests" / "data" / "nccl_tests" / name).string();
+}
+
+std::string b200() { return (std::filesystem::path(SIMUMAX_SOURCE_DIR) / "platforms" / "b200_bf16.json").string(); }
+
+TEST(NcclTests, ReadsHeaderCollectiveAndRankLines) {
+  const auto t = read_nccl_tests(data("dgx-spark-pr103-all_reduce-2node.txt"), {});
+  EXPECT_EQ(t.collective, "all_reduce");
+  EXPECT_EQ(t.ranks, 2);
+  ASSERT_EQ(t.rows.size(), 4u);
+  EXPECT_EQ(t.rows[0].bytes, 8192);
+  EXPECT_DOUBLE_EQ(t.rows[0].time_us, 35.15);
+  EXPECT_EQ(t.rows[0].line, 12);
+  EXPECT_DOUBLE_EQ(read_nccl_tests(data("dgx-spark-pr103-all_reduce-2node.txt"), {"", 0, true}).rows[0].time_us,
+                   30.33);
+}
+
+TEST(NcclTests, RanksFollowFromTheBusFactorWithoutRankLines) {
+  EXPECT_EQ(read_nccl_tests(data("mooncake-pr3484-all_reduce-8gpu.txt"), {"all_reduce_perf", 0, false}).ranks, 8);
+  // mpirun --tag-output's "[0]" prefixes, inside the line too; busbw/algbw 1.9167 = 2*23/24.
+  const auto tagged = read_nccl_tests(data("nccl-issue1453-all_reduce-tagged.txt"), {"all_reduce", 0, false});
+  EXPECT_EQ(tagged.ranks, 24);
+  EXPECT_EQ(tagged.rows.size(), 10u);
+  EXPECT_DOUBLE_EQ(tagged.rows.back().time_us, 193909);
+}
+
+TEST(NcclTests, BadInputIsAnErrorNamingFileAndLine) {
+  auto message = [](const std::string& text, NcclTestsOptions o) {
+    try {
+      parse_nccl_tests(text, "x.txt", o);
+    } catch (const common::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string row = "  1048576  262144  float  sum  -1  27.76  37.78  66.11  0  27.49  38.15  66.76  0\n";
+  EXPECT_EQ(message(row, {}), "x.txt: no 'Collective test starting: <name>_perf' line: name the collective "
+                              "(--collective)");
+  EXPECT_EQ(message(row, {"broadcast", 0, false}),
+            "x.txt: collective 'broadcast': expected one of all_reduce, all_gather, reduce_scatter, alltoall, "
+            "sendrecv (the collectives of SimuMax's network schema)");
+  EXPECT_EQ(message(row, {"all_reduce", 4, false}),
+            "x.txt: line 1: busbw / algbw is 1.749868, but all_reduce over 4 ranks has a bus factor of 1.500000: "
+            "the rank count or the collective is wrong");
+  EXPECT_EQ(message("  1048576  262144  float  sum  -1  abc  37.78  66.11  0  27.49  38.15  66.76  0\n",
+                    {"all_reduce", 8, false}),
+            "x.txt: line 1: expected an nccl-tests row: size count type [redop root] then time algbw busbw #wrong, "
+            "out-of-place and in-place; got '  1048576  262144  float  sum  -1  abc  37.78  66.11  0  27.49  38.15  "
+            "66.76  0'");
+  EXPECT_EQ(message("# nothing\n", {"all_reduce", 8, false}),
+            "x.txt: no nccl-tests rows (lines of: size count type redop root time algbw busbw #wrong time algbw "
+            "busbw #wrong) with a size above 0");
+  EXPECT_THROW(read_nccl_tests("/dev/zero", {}), common::ConfigError);
+}
+
+struct FitCase {
+  const char* file;
+  const char* tier;
+  int64_t min_bytes;
+  double worst_busbw_error;  // measured with this fit (docs/measure.md), not the issue's 1 % target
+};
+
+// The fitted tier, run through the engine's own collective formula, against the busbw nccl-tests printed. SimuMax's
+// schema holds one line t = bytes / bandwidth + latency per tier and collective; NCCL switches protocol and
+// algorithm with the size, so no line passes within 1 % of every row: these bounds are what the fit reaches
+// (a fit over the bandwidth-bound sizes only, --fit-min-bytes, is the closer one where the DP buckets live).
+TEST(NetFit, FitsReproduceThePrintedBusBandwidthWithinTheMeasuredBand) {
+  const config::SystemConfig sys = config::load_system_file(b200());
+  for (const FitCase& c : {FitCase{"mooncake-pr3484-all_reduce-8gpu.txt", "high_intra_node", 0, 0.27},
+                           FitCase{"mooncake-pr3484-all_reduce-8gpu.txt", "high_intra_node", 4 << 20, 0.07},
+                           FitCase{"nccl-issue1411-all_reduce-2node-4gpu.txt", "inter_node", 8 << 20, 0.04},
+                           FitCase{"dgx-spark-pr103-all_reduce-2node.txt", "inter_node", 0, 0.18}}) {
+    SCOPED_TRACE(std::string(c.file) + " from " + std::to_string(c.min_bytes) + " B");
+    const auto t = read_nccl_tests(data(c.file), {"all_reduce", 0, false});
+    std::vector<CollectivePoint> points;
+    for (const auto& r : t.rows) points.push_back({r.bytes, t.ranks, r.time_us, c.file});
+    const NetFit fit = fit_collective(sys, c.tier, t.coll, points, c.min_bytes);
+    const config::SystemConfig fitted = with_fit(sys, fit);
+    double worst = 0;
+    for (size_t i = 0; i < t.rows.size(); ++i) {
+      const auto& r = t.rows[i];
+      if (r.bytes < c.min_bytes) continue;
+      const double seconds = fitted_seconds(fitted, fit, points[i]);
+      const double busbw = static_cast<double>(r.bytes) * bus_factor(t.coll, t.ranks) / seconds / 1e9;
+      worst = std::max(worst, std::abs(busbw / r.busbw_gbs - 1));
+    }
+    EXPECT_LE(worst, c.worst_busbw_error);
+    EXPECT_GT(worst, c.worst_busbw_error - 0.01);  // the band is measured, not loose
+    EXPECT_GT(fit.efficient_factor, 0);
+  }
+}
+
+}  // namespace
+}  // namespace simumax::measure

@@ -137,7 +137,7 @@ int run_gpu(const ScenarioArgs& a, const std::string& base, const std::string& o
         {"p2p", model::Coll::kP2p}};
     for (const auto& [name, points] : by_coll) {
       auto fit = measure::fit_collective(sys, tier, kColl.at(name), points, 0);
-      m.system.net_ops.push_back({tier, name, fit.efficient_factor, fit.latency_us});
+      measure::add_fit(m.system, fit);
       m.fits.push_back(std::move(fit));
     }
   }

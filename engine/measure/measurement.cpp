@@ -53,7 +53,7 @@ Measured import_measurements(const ImportInputs& in) {
   }
   for (const auto& [tier_coll, points] : groups) {
     NetFit fit = fit_collective(base, tier_coll.first, tier_coll.second, points, in.fit_min_bytes);
-    out.system.net_ops.push_back({fit.tier, model::to_string(fit.coll), fit.efficient_factor, fit.latency_us});
+    add_fit(out.system, fit);
     out.fits.push_back(std::move(fit));
   }
   for (const auto& path : in.efficiency_files) {
@@ -73,13 +73,20 @@ Measured import_measurements(const ImportInputs& in) {
   return out;
 }
 
+void add_fit(report::MeasuredSystem& s, const NetFit& fit) {
+  s.net_ops.push_back({fit.tier, model::to_string(fit.coll), fit.efficient_factor, fit.latency_us});
+  for (const auto& [ranks, curve] : fit.curve) s.curves[fit.tier][model::to_string(fit.coll)][ranks] = curve;
+}
+
 std::string fit_report(const std::vector<NetFit>& fits) {
   std::string out;
   for (const auto& f : fits) {
-    out += fmt::format("networks.{}.op.{}: efficient_factor {:.4f}, latency_us {:.3f} ({} points, worst time "
-                       "error {:+.2f} %)\n",
+    size_t sizes = 0;
+    for (const auto& [ranks, curve] : f.curve) sizes += curve.size();
+    out += fmt::format("networks.{}.op.{}: efficient_factor {:.4f}, latency_us {:.3f} (a line over {} points, worst "
+                       "time error {:+.2f} %); measured_collectives: {} sizes, given back exactly\n",
                        f.tier, model::to_string(f.coll), f.efficient_factor, f.latency_us, f.points.size(),
-                       100 * f.worst_error());
+                       100 * f.worst_error(), sizes);
   }
   return out;
 }

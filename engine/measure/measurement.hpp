@@ -52,6 +52,9 @@ struct Measured {
 // (the same time at a different tflops). Throws common::ConfigError / common::UsageError for bad input.
 Measured import_measurements(const ImportInputs& in);
 
+// Records `fit` in `s`: the tier's op entry and its measured curve.
+void add_fit(report::MeasuredSystem& s, const NetFit& fit);
+
 // One line per fit: tier, collective, efficiency, latency, points, worst time error.
 std::string fit_report(const std::vector<NetFit>& fits);
 

@@ -27,6 +27,7 @@ config::NetOpConfig& op_entry(config::SystemConfig& sys, const std::string& tier
 // The engine's time of `p` with the op's efficiency and latency set, seconds.
 double engine_seconds(config::SystemConfig& sys, const std::string& tier, model::Coll coll, const CollectivePoint& p,
                       double eff, double latency_us, double bytes) {
+  sys.measured_collectives.clear();  // the formula's own terms, not a curve written earlier
   auto& op = op_entry(sys, tier, coll);
   op.efficient_factor = eff;
   op.latency_us = latency_us;
@@ -57,12 +58,17 @@ NetFit fit_collective(const config::SystemConfig& sys, const std::string& tier, 
   // t_i / t_i = u * a_i + lat * b_i with a_i, b_i the engine's bandwidth time at efficiency 1 and its latency
   // time at 1 us, both divided by t_i: relative errors, so a 16 KiB message counts as much as a 4 GiB one.
   std::vector<double> a, b;
+  std::map<int64_t, std::map<int64_t, std::pair<double, int>>> sums;
   for (const auto& p : points) {
-    if (p.bytes < min_bytes) continue;
-    if (p.ranks < 2 || !(p.time_us > 0)) {
-      throw common::UsageError(p.source + ": expected a collective over 2 or more ranks with a time above 0");
+    if (p.ranks < 2 || !(p.time_us > 0) || p.bytes <= 0) {
+      throw common::UsageError(p.source + ": expected a collective of more than 0 bytes over 2 or more ranks, with "
+                               "a time above 0");
     }
     const double t = p.time_us * 1e-6;
+    auto& sum = sums[p.ranks][p.bytes];
+    sum.first += engine_seconds(work, tier, coll, p, 1, 0, static_cast<double>(p.bytes)) / t;
+    sum.second += 1;
+    if (p.bytes < min_bytes) continue;
     a.push_back(engine_seconds(work, tier, coll, p, 1, 0, static_cast<double>(p.bytes)) / t);
     b.push_back(engine_seconds(work, tier, coll, p, 1, 1, 0) / t);
     fit.points.push_back(p);
@@ -88,6 +94,9 @@ NetFit fit_collective(const config::SystemConfig& sys, const std::string& tier, 
   if (!(u > 0) || !std::isfinite(u)) {
     throw common::UsageError("tier " + tier + " " + model::to_string(coll) + ": no positive efficiency fits");
   }
+  for (const auto& [ranks, by_bytes] : sums) {
+    for (const auto& [bytes, sum] : by_bytes) fit.curve[ranks][bytes] = sum.first / sum.second;
+  }
   fit.efficient_factor = 1 / u;
   fit.latency_us = lat;
   for (size_t i = 0; i < a.size(); ++i) fit.time_errors.push_back(u * a[i] + lat * b[i] - 1);
@@ -95,9 +104,12 @@ NetFit fit_collective(const config::SystemConfig& sys, const std::string& tier, 
 }
 
 double fitted_seconds(const config::SystemConfig& sys, const NetFit& fit, const CollectivePoint& p) {
-  config::SystemConfig work = sys;
-  return engine_seconds(work, fit.tier, fit.coll, p, fit.efficient_factor, fit.latency_us,
-                        static_cast<double>(p.bytes));
+  const config::SystemConfig work = with_fit(sys, fit);
+  config::StrategyConfig st;
+  st.fidelity = config::Fidelity::kMegatron;
+  const char* label = fit.coll == model::Coll::kAllToAll ? "Dispatch_FWD_EP" : "";
+  return cost::comm_time(work, st, fit.coll, static_cast<double>(p.bytes), p.ranks, fit.tier,
+                         cost::CommStage::kLayer, label).seconds;
 }
 
 config::SystemConfig with_fit(const config::SystemConfig& sys, const NetFit& fit) {
@@ -107,6 +119,7 @@ config::SystemConfig with_fit(const config::SystemConfig& sys, const NetFit& fit
   op.latency_us = fit.latency_us;
   op.fixed_latency_us = 0;
   op.fixed_latency_us_by_comm_num.clear();
+  for (const auto& [ranks, curve] : fit.curve) out.measured_collectives[fit.tier][model::to_string(fit.coll)][ranks] = curve;
   return out;
 }
 

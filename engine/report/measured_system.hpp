@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/config/system_config.hpp"
+
 namespace simumax::report {
 
 struct MeasuredNetOp {
@@ -20,6 +22,7 @@ struct MeasuredSystem {
   // accelerator.op.<compute op>.accurate_efficient_factor[key] = efficiency
   std::map<std::string, std::map<std::string, double>> efficiencies;
   std::vector<MeasuredNetOp> net_ops;
+  config::MeasuredCollectives curves;  // our top-level "measured_collectives" (system_config.hpp)
   std::optional<double> hbm_gibps;  // measured copy bandwidth: accelerator.bandwidth.default efficient_factor
   std::vector<std::string> provenance;  // lines of the "_measured" comment (tool, GPU, clocks, sources)
 };
@@ -29,7 +32,8 @@ struct MeasuredSystem {
 //   whose efficient_factor is 0 (the B200 fp8 tables) gets the mean of its measured entries;
 // - networks.<tier>.op.<coll> gets efficient_factor, latency_us and fixed_latency_us = 0 (its
 //   fixed_latency_us_by_comm_num removed: the fit already holds the latency);
-// - accelerator.bandwidth.default.efficient_factor = hbm_gibps / its gbps.
+// - accelerator.bandwidth.default.efficient_factor = hbm_gibps / its gbps;
+// - measured_collectives.<tier>.<coll>.<group size> replaced by each curve of `curves`.
 // Throws common::ConfigError(base_system_path, pointer, what) when the base is not a JSON object, lacks
 // accelerator.op.default / accelerator.bandwidth.default, or lacks a fitted tier or op.
 std::string measured_system_json(const std::string& base_system_path, const MeasuredSystem& m);

@@ -76,6 +76,8 @@ void ensure_fits(size_t bytes, const std::string& what) {
   }
 }
 
+constexpr size_t kWorkspaceBytes = 32u << 20;  // cuBLASLt's workspace, as TE gives it on Hopper
+
 struct DeviceBuffer {
   void* p = nullptr;
   explicit DeviceBuffer(size_t bytes) { check(cudaMalloc(&p, std::max<size_t>(bytes, 256)), "allocate"); }
@@ -113,20 +115,24 @@ std::string clocks_and_power() {
   void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
   if (!lib) return "NVML not available (libnvidia-ml.so.1 not found): clocks and power not recorded";
   using Init = int (*)();
-  using Handle = int (*)(unsigned, void**);
+  using Handle = int (*)(const char*, void**);
   using Clock = int (*)(void*, int, unsigned*);
   using Power = int (*)(void*, unsigned*);
   using Temp = int (*)(void*, int, unsigned*);
   auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
-  auto handle = reinterpret_cast<Handle>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+  // By PCI bus id: NVML counts every GPU, CUDA only the visible ones (CUDA_VISIBLE_DEVICES).
+  auto handle = reinterpret_cast<Handle>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
   auto clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetClockInfo"));
   auto power = reinterpret_cast<Power>(dlsym(lib, "nvmlDeviceGetPowerUsage"));
   auto temp = reinterpret_cast<Temp>(dlsym(lib, "nvmlDeviceGetTemperature"));
   int dev = 0;
-  cudaGetDevice(&dev);
+  char bus_id[32] = {0};
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), dev) != cudaSuccess) {
+    return "NVML not usable (no PCI bus id): clocks and power not recorded";
+  }
   void* h = nullptr;
   unsigned sm = 0, mem = 0, mw = 0, c = 0;
-  if (!init || !handle || !clock || !power || !temp || init() != 0 || handle(static_cast<unsigned>(dev), &h) != 0) {
+  if (!init || !handle || !clock || !power || !temp || init() != 0 || handle(bus_id, &h) != 0) {
     return "NVML not usable: clocks and power not recorded";
   }
   clock(h, 1, &sm);   // NVML_CLOCK_SM
@@ -137,6 +143,16 @@ std::string clocks_and_power() {
          " W, " + std::to_string(c) + " C";
 }
 
+size_t gemm_bytes(const GemmSpec& g) {
+  const size_t in_elem = g.fp8 ? 1 : 2, out_elem = g.out_fp32 ? 4 : 2;
+  return static_cast<size_t>(g.m * g.k + g.k * g.n) * in_elem + static_cast<size_t>(g.m * g.n) * out_elem +
+         kWorkspaceBytes;
+}
+
+void check_fits(const std::vector<GemmSpec>& gemms) {
+  for (const auto& g : gemms) ensure_fits(gemm_bytes(g), "shape '" + g.label + "'");
+}
+
 Timing time_gemm(const GemmSpec& g, const TimingOptions& o) {
   const bool fp8 = g.fp8, accumulate = g.accumulate, out_fp32 = g.out_fp32;
   const int64_t groups = g.groups, m = g.m, k = g.k, n = g.n;
@@ -145,8 +161,8 @@ Timing time_gemm(const GemmSpec& g, const TimingOptions& o) {
   if (fp8) ta = true, tb = false;
   const size_t in_elem = fp8 ? 1 : 2, out_elem = out_fp32 ? 4 : 2;
   const size_t a_b = static_cast<size_t>(m * k) * in_elem, b_b = static_cast<size_t>(k * n) * in_elem,
-               c_b = static_cast<size_t>(m * n) * out_elem, workspace = 32u << 20;
-  ensure_fits(a_b + b_b + c_b + workspace, "shape '" + g.label + "'");
+               c_b = static_cast<size_t>(m * n) * out_elem, workspace = kWorkspaceBytes;
+  ensure_fits(gemm_bytes(g), "shape '" + g.label + "'");
   DeviceBuffer a(a_b), b(b_b), c(c_b), ws(workspace);
   check(cudaMemset(a.p, 0, a_b), "clear"), check(cudaMemset(b.p, 0, b_b), "clear");
   check(cudaMemset(c.p, 0, c_b), "clear");

@@ -50,6 +50,13 @@ struct GemmSpec {
 // when the operands do not fit in the free GPU memory or cuBLASLt has no algorithm.
 Timing time_gemm(const GemmSpec& g, const TimingOptions& o);
 
+// Device memory one GEMM needs (operands, output, cuBLASLt workspace), bytes.
+size_t gemm_bytes(const GemmSpec& g);
+
+// Throws UsageError naming the first GEMM that does not fit in the free GPU memory: checked before any timing, so
+// a shape list too large for the GPU fails in a second, not after minutes of measuring.
+void check_fits(const std::vector<GemmSpec>& gemms);
+
 // A device-to-device copy of `bytes`; GiB/s = 2 * bytes / time (read and write).
 Timing time_copy(int64_t bytes, const TimingOptions& o);
 

@@ -40,6 +40,17 @@ TEST(NcclTests, RanksFollowFromTheBusFactorWithoutRankLines) {
   EXPECT_DOUBLE_EQ(tagged.rows.back().time_us, 193909);
 }
 
+TEST(NcclTests, ReadsOldTablesWithoutRedopAndRootColumnsAndSkipsLogLines) {
+  const std::string text =
+      "host:1:1 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via P2P/IPC\n"
+      "     1048576        131072   float    47.38   11.06   11.06  0e+00    46.84   11.19   11.19  0e+00\n";
+  const auto t = parse_nccl_tests(text, "old.txt", {"all_reduce", 2, false});
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.rows[0].time_us, 47.38);
+  EXPECT_DOUBLE_EQ(t.rows[0].busbw_gbs, 11.06);
+  EXPECT_EQ(t.rows[0].line, 2);
+}
+
 TEST(NcclTests, BadInputIsAnErrorNamingFileAndLine) {
   auto message = [](const std::string& text, NcclTestsOptions o) {
     try {

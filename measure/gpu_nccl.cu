@@ -92,77 +92,105 @@ ncclUniqueId exchange_id(const Nccl& n, const Launch& l, const std::string& dir)
                    " after 120 s (mismatched launch, or --rendezvous not shared between nodes)");
 }
 
+// The communicator(s) and buffers of this process: one GPU under a launcher, every visible GPU otherwise.
+class Group {
+ public:
+  Group(const Nccl& n, const Launch& launch, const std::string& rendezvous_dir, int64_t max_bytes) : n_(n) {
+    single_ = launch.world == 1;
+    if (single_) {
+      int count = 0;
+      check(cudaGetDeviceCount(&count), "device count");
+      for (int d = 0; d < count; ++d) devices_.push_back(d);
+      ranks_ = count;
+    } else {
+      int d = 0;
+      check(cudaGetDevice(&d), "device");
+      devices_.push_back(d);
+      ranks_ = launch.world;
+      self_ = launch.rank;
+    }
+    if (ranks_ < 2) return;
+    comms_.resize(devices_.size());
+    if (single_) {
+      check(n_, n_.init_all(comms_.data(), static_cast<int>(devices_.size()), devices_.data()), "init");
+    } else {
+      const ncclUniqueId id = exchange_id(n_, launch, rendezvous_dir);
+      check(n_, n_.init_rank(&comms_[0], static_cast<int>(launch.world), id, static_cast<int>(launch.rank)), "init");
+    }
+    const std::string what = "allocate " + std::to_string(max_bytes >> 20) + " MiB";
+    send_.resize(devices_.size()), recv_.resize(devices_.size()), streams_.resize(devices_.size());
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      check(cudaSetDevice(devices_[i]), "device");
+      check(cudaMalloc(&send_[i], static_cast<size_t>(max_bytes)), what);
+      check(cudaMalloc(&recv_[i], static_cast<size_t>(max_bytes)), what);
+      check(cudaStreamCreate(&streams_[i]), "stream");
+    }
+    check(cudaSetDevice(devices_[0]), "device");
+  }
+  ~Group() {
+    for (size_t i = 0; i < comms_.size(); ++i) {
+      cudaSetDevice(devices_[i]);
+      if (i < send_.size()) cudaFree(send_[i]), cudaFree(recv_[i]), cudaStreamDestroy(streams_[i]);
+      n_.destroy(comms_[i]);
+    }
+  }
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+  int64_t ranks() const { return ranks_; }
+  void* stream() const { return streams_[0]; }
+
+  // One collective of `bytes` (nccl-tests' size: the whole buffer, bf16) on every GPU of this process, waited for
+  // on all but the first (its stream carries the timing events).
+  void issue(const std::string& c, int64_t bytes) const {
+    const size_t elems = static_cast<size_t>(bytes) / 2, part = elems / static_cast<size_t>(ranks_);
+    check(n_, n_.group_start(), "group");
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      const int64_t r = single_ ? static_cast<int64_t>(i) : self_;
+      char* in = static_cast<char*>(send_[i]);
+      char* out = static_cast<char*>(recv_[i]);
+      if (c == "all_reduce") check(n_, n_.all_reduce(in, out, elems, ncclBfloat16, ncclSum, comms_[i], streams_[i]), c);
+      if (c == "all_gather") check(n_, n_.all_gather(in, out, part, ncclBfloat16, comms_[i], streams_[i]), c);
+      if (c == "reduce_scatter") {
+        check(n_, n_.reduce_scatter(in, out, part, ncclBfloat16, ncclSum, comms_[i], streams_[i]), c);
+      }
+      for (int64_t p = 0; c == "all2all" && p < ranks_; ++p) {
+        check(n_, n_.send(in + p * part * 2, part, ncclBfloat16, static_cast<int>(p), comms_[i], streams_[i]), c);
+        check(n_, n_.recv(out + p * part * 2, part, ncclBfloat16, static_cast<int>(p), comms_[i], streams_[i]), c);
+      }
+      if (c == "p2p" && r < 2) {  // ranks 0 and 1 exchange `bytes`
+        check(n_, n_.send(in, elems, ncclBfloat16, static_cast<int>(1 - r), comms_[i], streams_[i]), c);
+        check(n_, n_.recv(out, elems, ncclBfloat16, static_cast<int>(1 - r), comms_[i], streams_[i]), c);
+      }
+    }
+    check(n_, n_.group_end(), "group");
+    for (size_t i = 1; i < devices_.size(); ++i) check(cudaStreamSynchronize(streams_[i]), c);
+  }
+
+ private:
+  const Nccl& n_;
+  bool single_ = true;
+  int64_t ranks_ = 1, self_ = 0;
+  std::vector<int> devices_;
+  std::vector<ncclComm_t> comms_;
+  std::vector<void*> send_, recv_;
+  std::vector<cudaStream_t> streams_;
+};
+
 }  // namespace
 
 std::vector<CollectiveRow> time_collectives(const Launch& launch, const std::string& rendezvous_dir,
                                             int64_t max_bytes, const TimingOptions& o) {
   const Nccl n = load_nccl();
-  // One process per GPU under a launcher; else one process drives every visible GPU.
-  std::vector<int> devices;
-  int64_t ranks = launch.world;
-  if (launch.world == 1) {
-    int count = 0;
-    check(cudaGetDeviceCount(&count), "device count");
-    for (int d = 0; d < count; ++d) devices.push_back(d);
-    ranks = count;
-  } else {
-    int d = 0;
-    check(cudaGetDevice(&d), "device");
-    devices.push_back(d);
-  }
-  if (ranks < 2) return {};
-  std::vector<ncclComm_t> comms(devices.size());
-  if (launch.world == 1) {
-    check(n, n.init_all(comms.data(), static_cast<int>(devices.size()), devices.data()), "init");
-  } else {
-    const ncclUniqueId id = exchange_id(n, launch, rendezvous_dir);
-    check(n, n.init_rank(&comms[0], static_cast<int>(launch.world), id, static_cast<int>(launch.rank)), "init");
-  }
-  const int64_t self = launch.world == 1 ? 0 : launch.rank;
-  std::vector<void*> send(devices.size()), recv(devices.size());
-  std::vector<cudaStream_t> streams(devices.size());
-  for (size_t i = 0; i < devices.size(); ++i) {
-    check(cudaSetDevice(devices[i]), "device");
-    check(cudaMalloc(&send[i], static_cast<size_t>(max_bytes)), "allocate " + std::to_string(max_bytes >> 20) + " MiB");
-    check(cudaMalloc(&recv[i], static_cast<size_t>(max_bytes)), "allocate " + std::to_string(max_bytes >> 20) + " MiB");
-    check(cudaStreamCreate(&streams[i]), "stream");
-  }
+  const Group group(n, launch, rendezvous_dir, max_bytes);
+  if (group.ranks() < 2) return {};
   std::vector<CollectiveRow> out;
   for (const char* coll : {"all_reduce", "all_gather", "reduce_scatter", "all2all", "p2p"}) {
     const std::string c = coll;
     for (int64_t bytes = 1 << 20; bytes <= max_bytes; bytes *= 4) {
-      const size_t elems = static_cast<size_t>(bytes) / 2;  // bf16
-      const size_t part = elems / static_cast<size_t>(ranks);
-      auto issue = [&] {
-        check(n, n.group_start(), "group");
-        for (size_t i = 0; i < devices.size(); ++i) {
-          const int64_t r = launch.world == 1 ? static_cast<int64_t>(i) : self;
-          if (c == "all_reduce") check(n, n.all_reduce(send[i], recv[i], elems, ncclBfloat16, ncclSum, comms[i], streams[i]), c);
-          if (c == "all_gather") check(n, n.all_gather(send[i], recv[i], part, ncclBfloat16, comms[i], streams[i]), c);
-          if (c == "reduce_scatter") check(n, n.reduce_scatter(send[i], recv[i], part, ncclBfloat16, ncclSum, comms[i], streams[i]), c);
-          if (c == "all2all") {
-            for (int64_t p = 0; p < ranks; ++p) {
-              check(n, n.send(static_cast<char*>(send[i]) + p * part * 2, part, ncclBfloat16, static_cast<int>(p), comms[i], streams[i]), c);
-              check(n, n.recv(static_cast<char*>(recv[i]) + p * part * 2, part, ncclBfloat16, static_cast<int>(p), comms[i], streams[i]), c);
-            }
-          }
-          if (c == "p2p" && r < 2) {  // rank 0 and 1 exchange `bytes`
-            const int peer = static_cast<int>(1 - r);
-            check(n, n.send(send[i], elems, ncclBfloat16, peer, comms[i], streams[i]), c);
-            check(n, n.recv(recv[i], elems, ncclBfloat16, peer, comms[i], streams[i]), c);
-          }
-        }
-        check(n, n.group_end(), "group");
-        for (size_t i = 1; i < devices.size(); ++i) check(cudaStreamSynchronize(streams[i]), c);
-      };
-      check(cudaSetDevice(devices[0]), "device");
-      out.push_back({c, bytes, c == "p2p" ? 2 : ranks, time_launches(streams[0], o, issue)});
+      const Timing t = time_launches(group.stream(), o, [&] { group.issue(c, bytes); });
+      out.push_back({c, bytes, c == "p2p" ? 2 : group.ranks(), t});
     }
-  }
-  for (size_t i = 0; i < devices.size(); ++i) {
-    cudaSetDevice(devices[i]);
-    cudaFree(send[i]), cudaFree(recv[i]), cudaStreamDestroy(streams[i]);
-    n.destroy(comms[i]);
   }
   return out;
 }

@@ -2,7 +2,8 @@
 // and writes a SimuMax system config plus a CSV of every raw measurement (docs/measure.md).
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
+#include <map>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -25,7 +26,7 @@ struct ScenarioArgs {
 
 void add_scenario_options(CLI::App* cmd, ScenarioArgs& a) {
   cmd->add_option("scenario", a.scenario, "scenario file whose shapes to list or measure");
-  cmd->add_option("--model", a.model, "model config (with --strategy and --system, instead of a scenario)");
+  cmd->add_option("--model", a.model, "model config (with --strategy and --shapes-system, instead of a scenario)");
   cmd->add_option("--strategy", a.strategy, "strategy config");
   cmd->add_option("--shapes-system", a.system, "system config for --model/--strategy (its sys_name sets the keys)");
   cmd->add_flag("--sweep", a.sweep, "add the standard sweep (the only shapes when no scenario is given)");
@@ -99,23 +100,14 @@ measure::gpu::GemmSpec gemm_of(const measure::Shape& s) {
   return g;
 }
 
-int run_gpu(const ScenarioArgs& a, const std::string& base, const std::string& out, const std::string& tier,
-            const std::string& rendezvous, bool skip_nccl, int64_t max_bytes) {
-  const measure::Launch launch = measure::launch_from_env(measure::process_env());
-  const std::string gpu_name = measure::gpu::select_gpu(launch);
-  const config::SystemConfig sys = config::load_system_file(base);
-  const auto shapes = shapes_of(a);
-  measure::Measured m;
-  m.system.provenance.push_back("simumax-measure run on " + gpu_name + " (docs/measure.md)");
-  m.system.provenance.push_back("before: " + measure::gpu::clocks_and_power());
-  const measure::gpu::TimingOptions o;
+// Times every GEMM of `shapes` (attention is not timed yet) and the HBM copy into `m`; returns the attention
+// shapes left out.
+size_t time_compute(const std::vector<measure::Shape>& shapes, const config::SystemConfig& sys,
+                    const measure::gpu::TimingOptions& o, measure::Measured& m) {
   std::vector<measure::Shape> gemms;
   std::vector<measure::gpu::GemmSpec> specs;
-  size_t attention = 0;
   for (const auto& s : shapes) {
-    if (s.kind == measure::ShapeKind::kSdpFwd || s.kind == measure::ShapeKind::kSdpBwd) {
-      ++attention;  // not timed yet (docs/measure.md): the base config's values stay
-    } else {
+    if (s.kind != measure::ShapeKind::kSdpFwd && s.kind != measure::ShapeKind::kSdpBwd) {
       gemms.push_back(s), specs.push_back(gemm_of(s));
     }
   }
@@ -123,7 +115,7 @@ int run_gpu(const ScenarioArgs& a, const std::string& base, const std::string& o
   for (size_t i = 0; i < gemms.size(); ++i) {
     const auto& s = gemms[i];
     const auto t = measure::gpu::time_gemm(specs[i], o);
-    const auto op = sys.op.count(s.compute_op) ? sys.op.at(s.compute_op) : sys.op.at("default");
+    const auto& op = sys.op.count(s.compute_op) ? sys.op.at(s.compute_op) : sys.op.at("default");
     const double eff = s.flops / (op.tflops * 1e12 * t.median_us * 1e-6);
     m.system.efficiencies[s.compute_op][s.key] = eff;
     m.raw.push_back({measure::to_string(s.kind), s.compute_op, s.key, 0, s.flops, t.median_us, t.min_us, t.max_us,
@@ -135,28 +127,58 @@ int run_gpu(const ScenarioArgs& a, const std::string& base, const std::string& o
   m.system.hbm_gibps = gibps;
   m.raw.push_back({"hbm_copy", "copy", "device to device", copy_bytes, 0, copy.median_us, copy.min_us, copy.max_us,
                    copy.repetitions, gibps, "measured"});
-  if (!skip_nccl) {
-    std::map<std::string, std::vector<measure::CollectivePoint>> by_coll;
-    for (const auto& r : measure::gpu::time_collectives(launch, rendezvous, max_bytes, o)) {
-      by_coll[r.collective].push_back({r.bytes, r.ranks, r.timing.median_us, "measured"});
-      m.raw.push_back({"nccl", r.collective, tier + " n=" + std::to_string(r.ranks), r.bytes, 0, r.timing.median_us,
-                       r.timing.min_us, r.timing.max_us, r.timing.repetitions, 0, "measured"});
-    }
-    static const std::map<std::string, model::Coll> kColl = {
-        {"all_reduce", model::Coll::kAllReduce}, {"all_gather", model::Coll::kAllGather},
-        {"reduce_scatter", model::Coll::kReduceScatter}, {"all2all", model::Coll::kAllToAll},
-        {"p2p", model::Coll::kP2p}};
-    for (const auto& [name, points] : by_coll) {
-      auto fit = measure::fit_collective(sys, tier, kColl.at(name), points, 0);
-      measure::add_fit(m.system, fit);
-      m.fits.push_back(std::move(fit));
-    }
+  return shapes.size() - gemms.size();
+}
+
+// Times the NCCL collectives among the launch's ranks and fits `tier` with them.
+void time_network(const measure::Launch& launch, const config::SystemConfig& sys, const std::string& tier,
+                  const std::string& rendezvous, int64_t max_bytes, const measure::gpu::TimingOptions& o,
+                  measure::Measured& m) {
+  static const std::map<std::string, model::Coll> kColl = {
+      {"all_reduce", model::Coll::kAllReduce}, {"all_gather", model::Coll::kAllGather},
+      {"reduce_scatter", model::Coll::kReduceScatter}, {"all2all", model::Coll::kAllToAll},
+      {"p2p", model::Coll::kP2p}};
+  std::map<std::string, std::vector<measure::CollectivePoint>> by_coll;
+  for (const auto& r : measure::gpu::time_collectives(launch, rendezvous, max_bytes, o)) {
+    const double busbw = static_cast<double>(r.bytes) * measure::bus_factor(kColl.at(r.collective), r.ranks) /
+                         (r.timing.median_us * 1e3);
+    by_coll[r.collective].push_back({r.bytes, r.ranks, r.timing.median_us, "measured"});
+    m.raw.push_back({"nccl", r.collective, tier + " n=" + std::to_string(r.ranks), r.bytes, 0, r.timing.median_us,
+                     r.timing.min_us, r.timing.max_us, r.timing.repetitions, busbw, "measured"});
   }
+  for (const auto& [name, points] : by_coll) {
+    auto fit = measure::fit_collective(sys, tier, kColl.at(name), points, 0);
+    measure::add_fit(m.system, fit);
+    m.fits.push_back(std::move(fit));
+  }
+}
+
+struct RunArgs {
+  std::string system, out, tier = "high_intra_node", rendezvous = ".";
+  bool skip_nccl = false;
+  int64_t max_bytes = 1LL << 30;
+};
+
+int run_gpu(const ScenarioArgs& a, const RunArgs& r) {
+  const measure::Launch launch = measure::launch_from_env(measure::process_env());
+  const std::string gpu_name = measure::gpu::select_gpu(launch);
+  const config::SystemConfig sys = config::load_system_file(r.system);
+  if (!r.skip_nccl && sys.networks.count(r.tier) == 0) {
+    throw common::UsageError("--tier " + r.tier + ": not a network tier of " + r.system);
+  }
+  const auto shapes = shapes_of(a);
+  measure::Measured m;
+  m.system.provenance.push_back("simumax-measure run on " + gpu_name + " (docs/measure.md)");
+  m.system.provenance.push_back("before: " + measure::gpu::clocks_and_power());
+  const measure::gpu::TimingOptions o;
+  const size_t attention = time_compute(shapes, sys, o, m);
+  if (!r.skip_nccl) time_network(launch, sys, r.tier, r.rendezvous, r.max_bytes, o, m);
   m.system.provenance.push_back("after: " + measure::gpu::clocks_and_power());
   std::printf("%s", measure::fit_report(m.fits).c_str());
-  if (launch.rank == 0) measure::write_outputs(out, base, m);
+  if (launch.rank == 0) measure::write_outputs(r.out, r.system, m);
   std::printf("%zu GEMM shapes timed, %zu attention shapes not timed (docs/measure.md), HBM copy %.1f GiB/s; %s\n",
-              gemms.size(), attention, gibps, launch.rank == 0 ? ("wrote " + out).c_str() : "rank 0 writes");
+              shapes.size() - attention, attention, *m.system.hbm_gibps,
+              launch.rank == 0 ? ("wrote " + r.out).c_str() : "rank 0 writes");
   return 0;
 }
 
@@ -166,6 +188,8 @@ int main(int argc, char** argv) {
   CLI::App app{"simumax-measure: measure a GPU node (or import nccl-tests / SimuMax efficiency-test output) and write "
                "a SimuMax system config (docs/measure.md)"};
   app.require_subcommand(1);
+  app.footer("Exit codes: 0 done; 2 bad input, no GPU, no NCCL, a shape too large for the GPU, a mismatched launch "
+             "(one line on stderr); 3 a bug of ours.");
   ScenarioArgs shapes_args, run_args;
   std::string shapes_out;
   auto* shapes = app.add_subcommand("shapes", "list the efficiency-table keys a scenario looks up (CSV)");
@@ -185,18 +209,17 @@ int main(int argc, char** argv) {
   import->add_option("--fit-min-bytes", imp.fit_min_bytes, "fit only messages of this size or more (default 0)");
   import->add_option("-o,--out", import_out, "output folder: system.json and measurements.csv")->required();
 
-  std::string run_system, run_out, tier = "high_intra_node", rendezvous = ".";
-  bool skip_nccl = false;
-  int64_t max_bytes = 1LL << 30;
+  RunArgs run_opts;
   auto* run = app.add_subcommand("run", "time this node's GEMMs, HBM and NCCL (needs a CUDA GPU)");
   add_scenario_options(run, run_args);
-  run->add_option("--system", run_system, "the system config to merge into")->required();
-  run->add_option("-o,--out", run_out, "output folder: system.json and measurements.csv")->required();
-  run->add_option("--tier", tier, "network tier the collectives measure (default high_intra_node; inter_node when "
-                                  "launched across nodes)");
-  run->add_option("--rendezvous", rendezvous, "folder every rank sees, for the NCCL id (default .)");
-  run->add_option("--max-bytes", max_bytes, "largest collective message (default 1 GiB)");
-  run->add_flag("--skip-nccl", skip_nccl, "time compute and memory only");
+  run->add_option("--system", run_opts.system, "the system config to merge into")->required();
+  run->add_option("-o,--out", run_opts.out, "output folder: system.json and measurements.csv")->required();
+  run->add_option("--tier", run_opts.tier, "network tier the collectives measure (default high_intra_node; "
+                                           "inter_node when launched across nodes)");
+  run->add_option("--rendezvous", run_opts.rendezvous, "folder every rank sees, for the NCCL id (default .)");
+  run->add_option("--max-bytes", run_opts.max_bytes, "largest collective message (default 1 GiB)")
+      ->check(CLI::Range(int64_t{1} << 20, int64_t{1} << 34));
+  run->add_flag("--skip-nccl", run_opts.skip_nccl, "time compute and memory only");
   CLI11_PARSE(app, argc, argv);
   common::set_log_level("warn");
   try {
@@ -220,7 +243,7 @@ int main(int argc, char** argv) {
                   import_out.c_str());
       return 0;
     }
-    return run_gpu(run_args, run_system, run_out, tier, rendezvous, skip_nccl, max_bytes);
+    return run_gpu(run_args, run_opts);
   } catch (const common::ConfigError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

@@ -96,6 +96,25 @@ TEST(MeasureImport, SimumaxEfficiencyTestOutputIsRescaledToTheSystemPeak) {
   fs::remove_all(out);
 }
 
+// B200's fp8 tables have efficient_factor 0 (SimuMax divides by it); measured entries give it their mean, and a
+// table the base lacks is added with "default"'s peak.
+TEST(MeasureImport, WriterFillsAZeroFallbackAndAddsMissingTables) {
+  const std::string base = src("platforms/b200_bf16.json");
+  report::MeasuredSystem m;
+  m.efficiencies["fp8_matmul"]["b=1, m=1024, k=1024, n=1024, layout=TN, accumulate=False, out_dtype=bf16"] = 0.5;
+  m.efficiencies["fp8_matmul"]["b=1, m=2048, k=1024, n=1024, layout=TN, accumulate=False, out_dtype=bf16"] = 0.7;
+  Measured measured;
+  measured.system = m;
+  const fs::path out = fresh_dir("fp8");
+  write_outputs(out.string(), base, measured);
+  const config::SystemConfig before = config::load_system_file(base);
+  const config::SystemConfig sys = config::load_system_file((out / "system.json").string());
+  ASSERT_EQ(before.op.at("fp8_matmul").efficient_factor, 0);
+  EXPECT_DOUBLE_EQ(sys.op.at("fp8_matmul").efficient_factor, 0.6);
+  EXPECT_EQ(sys.op.at("fp8_matmul").accurate_efficient_factor.size(), 2u);
+  fs::remove_all(out);
+}
+
 TEST(MeasureImport, AMissingTierIsAnErrorNamingIt) {
   ImportInputs in = nccl_import();
   in.nccl[0].tier = "intra_node_pcie_8x";

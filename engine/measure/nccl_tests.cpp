@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "engine/common/error.hpp"
@@ -105,6 +106,60 @@ std::string simumax_collective(const std::string& name) {
   return model::to_string(it->second);
 }
 
+namespace {
+
+// A data row (size count type [redop [root]] then time algbw busbw #wrong, out-of-place and in-place); nullopt for
+// any other line (NCCL INFO, the launcher's own output).
+std::optional<NcclTestsRow> parse_row(const std::vector<std::string>& tok, const std::string& raw, int line_no,
+                                      const std::string& source, bool in_place) {
+  int64_t bytes, count;
+  if (tok.size() < 11 || !parse_int(tok[0], bytes) || !parse_int(tok[1], count)) return std::nullopt;
+  const size_t first = tok.size() - 8;
+  const size_t at = first + (in_place ? 4 : 0);
+  NcclTestsRow row;
+  row.bytes = bytes;
+  row.line = line_no;
+  if (first < 3 || first > 5 || !parse_double(tok[at], row.time_us) || !parse_double(tok[at + 1], row.algbw_gbs) ||
+      !parse_double(tok[at + 2], row.busbw_gbs)) {
+    throw common::ConfigError(source, "line " + std::to_string(line_no),
+                              "expected an nccl-tests row: size count type [redop root] then time algbw busbw "
+                              "#wrong, out-of-place and in-place; got '" + raw + "'");
+  }
+  if (bytes < 0 || row.time_us <= 0) {
+    throw common::ConfigError(source, "line " + std::to_string(line_no),
+                              "expected a size >= 0 and a time > 0 us, got '" + raw + "'");
+  }
+  return row;
+}
+
+// The rank count: given, else from the "# Rank N" lines, else from the bus factor; checked against the printed
+// busbw / algbw of the largest row (the one with the most printed digits).
+int64_t resolve_ranks(const NcclTestsTable& t, int64_t given, int64_t max_rank) {
+  const NcclTestsRow* big = &t.rows.front();
+  for (const auto& r : t.rows) {
+    if (r.algbw_gbs > big->algbw_gbs) big = &r;
+  }
+  const double ratio = big->algbw_gbs > 0 ? big->busbw_gbs / big->algbw_gbs : 0;
+  int64_t ranks = given > 0 ? given : max_rank + 1;
+  if (ranks <= 0 && t.coll == model::Coll::kP2p) ranks = 2;
+  if (ranks <= 0) ranks = ratio > 0 ? ranks_from_ratio(t.coll, ratio) : 0;
+  if (ranks < 2) {
+    throw common::ConfigError(t.source, "",
+                              "cannot tell how many ranks ran: no '# Rank N' lines and no busbw/algbw ratio to read "
+                              "it from; give the rank count (FILE:TIER:COLLECTIVE:RANKS)");
+  }
+  if (ratio > 0 && big->algbw_gbs >= 1 && std::abs(bus_factor(t.coll, ranks) - ratio) > 0.02 * ratio) {
+    throw common::ConfigError(t.source, "line " + std::to_string(big->line),
+                              "busbw / algbw is " + std::to_string(ratio) + ", but " + t.collective + " over " +
+                                  std::to_string(ranks) + " ranks has a bus factor of " +
+                                  std::to_string(bus_factor(t.coll, ranks)) +
+                                  ": the rank count or the collective is wrong");
+  }
+  return ranks;
+}
+
+}  // namespace
+
 NcclTestsTable parse_nccl_tests(const std::string& text, const std::string& source, const NcclTestsOptions& o) {
   NcclTestsTable t;
   t.source = source;
@@ -114,8 +169,7 @@ NcclTestsTable parse_nccl_tests(const std::string& text, const std::string& sour
   int line_no = 0;
   for (std::string raw; std::getline(in, raw);) {
     ++line_no;
-    const std::string line = strip_tags(raw);
-    const auto tok = split(line);
+    const auto tok = split(strip_tags(raw));
     if (tok.empty()) continue;
     if (tok[0].starts_with("#")) {
       for (size_t i = 0; i + 1 < tok.size(); ++i) {
@@ -125,33 +179,15 @@ NcclTestsTable parse_nccl_tests(const std::string& text, const std::string& sour
       }
       continue;
     }
-    int64_t bytes, count;
-    if (tok.size() < 11 || !parse_int(tok[0], bytes) || !parse_int(tok[1], count)) continue;  // NCCL INFO, etc.
-    // size count type [redop [root]] then (time algbw busbw #wrong) out-of-place, then in-place.
-    const size_t first = tok.size() - 8;
-    const size_t at = first + (o.in_place ? 4 : 0);
-    NcclTestsRow row;
-    row.bytes = bytes;
-    row.line = line_no;
-    if (first < 3 || first > 5 || !parse_double(tok[at], row.time_us) || !parse_double(tok[at + 1], row.algbw_gbs) ||
-        !parse_double(tok[at + 2], row.busbw_gbs)) {
-      throw common::ConfigError(source, "line " + std::to_string(line_no),
-                                "expected an nccl-tests row: size count type [redop root] then time algbw busbw "
-                                "#wrong, out-of-place and in-place; got '" + raw + "'");
-    }
-    if (bytes < 0 || row.time_us <= 0) {
-      throw common::ConfigError(source, "line " + std::to_string(line_no),
-                                "expected a size >= 0 and a time > 0 us, got '" + raw + "'");
-    }
-    if (bytes > 0) t.rows.push_back(row);
+    if (auto row = parse_row(tok, raw, line_no, source, o.in_place); row && row->bytes > 0) t.rows.push_back(*row);
   }
   if (t.rows.empty()) {
     throw common::ConfigError(source, "", "no nccl-tests rows (lines of: size count type redop root time algbw busbw "
                                           "#wrong time algbw busbw #wrong) with a size above 0");
   }
   if (collective.empty()) {
-    throw common::ConfigError(source, "",
-                              "no 'Collective test starting: <name>_perf' line: name the collective (--collective)");
+    throw common::ConfigError(source, "", "no 'Collective test starting: <name>_perf' line: name the collective "
+                                          "(FILE:TIER:COLLECTIVE)");
   }
   try {
     t.collective = simumax_collective(collective);
@@ -159,27 +195,7 @@ NcclTestsTable parse_nccl_tests(const std::string& text, const std::string& sour
     throw common::ConfigError(source, "", e.what());
   }
   t.coll = collectives().at(t.collective);
-  // The largest row has the most digits in its printed bandwidths.
-  const NcclTestsRow* big = &t.rows.front();
-  for (const auto& r : t.rows) {
-    if (r.algbw_gbs > big->algbw_gbs) big = &r;
-  }
-  const double ratio = big->algbw_gbs > 0 ? big->busbw_gbs / big->algbw_gbs : 0;
-  t.ranks = o.ranks > 0 ? o.ranks : max_rank + 1;
-  if (t.ranks <= 0 && t.coll == model::Coll::kP2p) t.ranks = 2;
-  if (t.ranks <= 0) t.ranks = ratio > 0 ? ranks_from_ratio(t.coll, ratio) : 0;
-  if (t.ranks < 2) {
-    throw common::ConfigError(source, "",
-                              "cannot tell how many ranks ran: no '# Rank N' lines and no busbw/algbw ratio to read "
-                              "it from; pass the rank count (--ranks)");
-  }
-  if (ratio > 0 && big->algbw_gbs >= 1 && std::abs(bus_factor(t.coll, t.ranks) - ratio) > 0.02 * ratio) {
-    throw common::ConfigError(source, "line " + std::to_string(big->line),
-                              "busbw / algbw is " + std::to_string(ratio) + ", but " + t.collective + " over " +
-                                  std::to_string(t.ranks) + " ranks has a bus factor of " +
-                                  std::to_string(bus_factor(t.coll, t.ranks)) +
-                                  ": the rank count or the collective is wrong");
-  }
+  t.ranks = resolve_ranks(t, o.ranks, max_rank);
   return t;
 }
 

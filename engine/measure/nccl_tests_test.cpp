@@ -62,7 +62,7 @@ TEST(NcclTests, BadInputIsAnErrorNamingFileAndLine) {
   };
   const std::string row = "  1048576  262144  float  sum  -1  27.76  37.78  66.11  0  27.49  38.15  66.76  0\n";
   EXPECT_EQ(message(row, {}), "x.txt: no 'Collective test starting: <name>_perf' line: name the collective "
-                              "(--collective)");
+                              "(FILE:TIER:COLLECTIVE)");
   EXPECT_EQ(message(row, {"broadcast", 0, false}),
             "x.txt: collective 'broadcast': expected one of all_reduce, all_gather, reduce_scatter, alltoall, "
             "sendrecv (the collectives of SimuMax's network schema)");

@@ -62,8 +62,12 @@ Timing time_it(cudaStream_t stream, const TimingOptions& o, F&& launch) {
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  return {median_of(all), *std::min_element(all.begin(), all.end()), *std::max_element(all.begin(), all.end()),
-          static_cast<int>(all.size())};
+  Timing t;
+  t.median_us = median_of(all);
+  t.min_us = *std::min_element(all.begin(), all.end());
+  t.max_us = *std::max_element(all.begin(), all.end());
+  t.repetitions = static_cast<int>(all.size());
+  return t;
 }
 
 void ensure_fits(size_t bytes, const std::string& what) {
@@ -185,16 +189,21 @@ Timing time_gemm(const GemmSpec& g, const TimingOptions& o) {
                                              sizeof(workspace)), "workspace");
   cublasLtMatmulHeuristicResult_t best{};
   int found = 0;
-  check(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1, &best, &found), "heuristic");
-  if (found == 0) throw UsageError("cuBLASLt: no algorithm for shape '" + g.label + "' on this GPU");
+  const cublasStatus_t heuristic = cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1, &best, &found);
   const float alpha = 1, beta = accumulate ? 1 : 0;
   cudaStream_t stream = nullptr;
-  const Timing t = time_it(stream, o, [&] {
-    for (int64_t group = 0; group < groups; ++group) {
-      check(cublasLtMatmul(lt, desc, &alpha, a.p, la, b.p, lb, &beta, c.p, lc, c.p, lc, &best.algo, ws.p, workspace,
-                           stream), "matmul '" + g.label + "'");
-    }
-  });
+  Timing t;
+  if (heuristic != CUBLAS_STATUS_SUCCESS || found == 0) {
+    t.skipped = "cuBLASLt has no algorithm for it on this GPU (status " + std::to_string(static_cast<int>(heuristic)) +
+                ")";
+  } else {
+    t = time_it(stream, o, [&] {
+      for (int64_t group = 0; group < groups; ++group) {
+        check(cublasLtMatmul(lt, desc, &alpha, a.p, la, b.p, lb, &beta, c.p, lc, c.p, lc, &best.algo, ws.p,
+                             workspace, stream), "matmul '" + g.label + "'");
+      }
+    });
+  }
   cublasLtMatmulPreferenceDestroy(pref);
   cublasLtMatrixLayoutDestroy(la), cublasLtMatrixLayoutDestroy(lb), cublasLtMatrixLayoutDestroy(lc);
   cublasLtMatmulDescDestroy(desc);

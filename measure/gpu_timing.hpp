@@ -15,6 +15,7 @@ namespace simumax::measure::gpu {
 struct Timing {
   double median_us = 0, min_us = 0, max_us = 0;
   int repetitions = 0;
+  std::string skipped;  // why it was not timed (cuBLASLt has no algorithm for it here); empty when timed
 };
 
 struct TimingOptions {
@@ -46,8 +47,9 @@ struct GemmSpec {
   bool fp8 = false;       // e4m3 inputs (timed as TN: cuBLASLt's fp8 GEMMs need it)
 };
 
-// Column-major C[m x n] = op(A) op(B), `groups` times, with cuBLASLt's heuristic's best algorithm. Throws UsageError
-// when the operands do not fit in the free GPU memory or cuBLASLt has no algorithm.
+// Column-major C[m x n] = op(A) op(B), `groups` times, with cuBLASLt's heuristic's best algorithm. A GEMM cuBLASLt
+// has no algorithm for on this GPU (an fp8 dtype combination it lacks) comes back untimed, with `skipped` set.
+// Throws UsageError when the operands do not fit in the free GPU memory or a CUDA call fails.
 Timing time_gemm(const GemmSpec& g, const TimingOptions& o);
 
 // Device memory one GEMM needs (operands, output, cuBLASLt workspace), bytes.

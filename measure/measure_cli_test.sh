@@ -11,6 +11,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 head -1 "$out/shapes.csv" | grep -qx 'compute_op,kind,flops,key' || fail "shapes header"
 grep -q '^sdp_fwd,sdp_fwd,' "$out/shapes.csv" || fail "no attention shape"
 
+# The standard sweep: 375 bf16 GEMMs (three layouts), 81 grouped, 56 attention; fp8 adds 375 + 81.
+[ "$("$bin" shapes --sweep | wc -l)" = 513 ] || fail "sweep size"
+[ "$("$bin" shapes --sweep --fp8 | wc -l)" = 969 ] || fail "fp8 sweep size"
+
 "$bin" import --system "$src/platforms/b200_bf16.json" \
   --nccl-tests "$src/tests/data/nccl_tests/mooncake-pr3484-all_reduce-8gpu.txt:high_intra_node:all_reduce" \
   --nccl-tests "$src/tests/data/nccl_tests/nccl-issue1411-all_reduce-2node-4gpu.txt:inter_node:all_reduce" \
@@ -32,6 +36,8 @@ expect_error() {
   [ "$(wc -l < "$out/err.txt")" = 1 ] || fail "expected one line: $(cat "$out/err.txt")"
   grep -q "$code" "$out/err.txt" || fail "expected '$code' in: $(cat "$out/err.txt")"
 }
+expect_error "give a scenario" "$bin" shapes
+expect_error "go together" "$bin" shapes --model "$src/models/llama3-8b.json"
 expect_error "expected FILE:TIER" "$bin" import --system "$src/platforms/b200_bf16.json" --nccl-tests x.txt -o "$out/x"
 expect_error "expected a regular file" "$bin" import --system "$src/platforms/b200_bf16.json" \
   --nccl-tests /nonexistent.txt:inter_node -o "$out/x"

@@ -115,6 +115,12 @@ size_t time_compute(const std::vector<measure::Shape>& shapes, const config::Sys
   for (size_t i = 0; i < gemms.size(); ++i) {
     const auto& s = gemms[i];
     const auto t = measure::gpu::time_gemm(specs[i], o);
+    if (!t.skipped.empty()) {
+      std::fprintf(stderr, "warning: %s %s: not timed: %s\n", s.compute_op.c_str(), s.key.c_str(), t.skipped.c_str());
+      m.raw.push_back({measure::to_string(s.kind), s.compute_op, s.key, 0, s.flops, 0, 0, 0, 0, 0,
+                       "not timed: " + t.skipped});
+      continue;
+    }
     const auto& op = sys.op.count(s.compute_op) ? sys.op.at(s.compute_op) : sys.op.at("default");
     const double eff = s.flops / (op.tflops * 1e12 * t.median_us * 1e-6);
     m.system.efficiencies[s.compute_op][s.key] = eff;

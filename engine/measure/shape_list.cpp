@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "engine/common/error.hpp"
+#include "engine/common/logging.hpp"
 #include "engine/model/step_model.hpp"
 
 namespace simumax::measure {
@@ -106,8 +107,10 @@ std::vector<Shape> scenario_shapes(const config::Scenario& s) {
           if (w.shape_key.empty() || w.flops == 0) continue;
           auto [it, added] = flops.emplace(std::make_pair(w.compute_op, w.shape_key), w.flops);
           if (!added && it->second != w.flops) {
-            throw common::InternalError("shape key '" + w.shape_key + "' of " + w.compute_op + " is charged " +
-                                        std::to_string(it->second) + " and " + std::to_string(w.flops) + " FLOPs");
+            // One efficiency cannot give both ops their measured time; the first op's FLOPs are kept.
+            common::logger("measure")->warn("{} key '{}' is charged {} FLOPs by one op and {} by another; the "
+                                            "efficiency is computed with the first",
+                                            w.compute_op, w.shape_key, it->second, w.flops);
           }
         }
       }

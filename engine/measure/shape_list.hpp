@@ -33,8 +33,8 @@ std::vector<std::pair<std::string, std::string>> key_fields(const std::string& k
 
 // Every (compute op, key) the scenario's ops look up, each once, sorted by compute op then key. An op whose
 // compute op is not a table of the system is looked up in "default" by the engine; it is still listed under its
-// own compute op (the writer adds that table). Throws common::InternalError when one key is charged two
-// different FLOP counts (the efficiency would be ambiguous).
+// own compute op (the writer adds that table). A key charged two different FLOP counts by two ops keeps the first
+// (a warning on the "measure" logger: one efficiency cannot give both their measured time).
 std::vector<Shape> scenario_shapes(const config::Scenario& s);
 
 // A sweep for a machine with no scenario at hand: bf16 GEMMs (all three layouts of square and transformer-like

@@ -171,6 +171,41 @@ Calibration read_calibration(ObjectReader r) {
   return c;
 }
 
+// "measured_collectives": {tier: {collective: {"<group size>": {"<bytes>": efficiency}}}}.
+MeasuredCollectives read_measured_collectives(ObjectReader r, const SystemConfig& sys) {
+  MeasuredCollectives out;
+  auto positive_key = [](ObjectReader& table, const std::string& name, const char* what) {
+    const bool canonical = !name.empty() && name.size() <= 15 && name[0] != '0' &&
+                           std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!canonical) table.fail(name, std::string("expected ") + what + " as the key (a positive integer as a string)");
+    return std::stoll(name);
+  };
+  for (const auto& tier : r.keys()) {
+    if (!tier.empty() && tier[0] == '_') continue;
+    std::vector<std::string> tiers;
+    for (const auto& [name, net] : sys.networks) tiers.push_back(name);
+    if (sys.networks.count(tier) == 0) r.fail(tier, "not a tier of /networks;" + name_suggestion(tier, tiers));
+    ObjectReader colls = r.object(tier);
+    for (const auto& coll : colls.keys()) {
+      if (!contains(kNetOps, coll)) colls.fail(coll, "not a collective;" + name_suggestion(coll, kNetOps));
+      ObjectReader sizes = colls.object(coll);
+      for (const auto& n_key : sizes.keys()) {
+        const int64_t n = positive_key(sizes, n_key, "a group size");
+        ObjectReader curve = sizes.object(n_key);
+        for (const auto& bytes_key : curve.keys()) {
+          const int64_t bytes = positive_key(curve, bytes_key, "a message size in bytes");
+          out[tier][coll][n][bytes] = curve.required_number(bytes_key, Sign::kPositive);
+        }
+        curve.finish(UnknownKeys::kError);
+      }
+      sizes.finish(UnknownKeys::kError);
+    }
+    colls.finish(UnknownKeys::kError);
+  }
+  r.finish(UnknownKeys::kError);
+  return out;
+}
+
 }  // namespace
 
 SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
@@ -185,6 +220,7 @@ SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
   for (const auto& name : networks.keys()) {
     if (name != "intra_with_pcie") sys.networks[name] = read_network(networks.object(name));
   }
+  if (auto m = r.optional_object("measured_collectives")) sys.measured_collectives = read_measured_collectives(*m, sys);
   if (auto c = r.optional_object("calibration")) {
     sys.calibration = read_calibration(std::move(*c));
     sys.calibration_source = "system config";

@@ -73,6 +73,13 @@ struct Calibration {
 
 enum class AcceleratorMode { kRoofline, kOnlyCompute };
 
+// Ours, beyond SimuMax's schema (top-level key "measured_collectives", docs/measure.md; SimuMax ignores unknown
+// top-level keys): a measured collective's bandwidth efficiency at each message size, so the engine gives back the
+// measured times where the two-parameter line (efficient_factor, latency_us) cannot.
+// tier -> collective -> group size -> message bytes (SimuMax's size argument) -> efficiency.
+using MeasuredCollectives =
+    std::map<std::string, std::map<std::string, std::map<int64_t, std::map<int64_t, double>>>>;
+
 struct SystemConfig {
   std::string sys_name;
   int64_t num_per_node = 8;
@@ -85,6 +92,7 @@ struct SystemConfig {
   bool intra_with_pcie = false;
   std::map<std::string, NetworkConfig> networks;      // by tier name
   Calibration calibration;
+  MeasuredCollectives measured_collectives;
   // Where `calibration` came from: "system config" (its "calibration" key), "shipped: <evidence>" (ours for its
   // sys_name, shipped_calibration.hpp), or "none" (the defaults).
   std::string calibration_source = "none";

@@ -62,6 +62,15 @@ std::string write_patched(const TempDir& dir, const std::string& patch) {
   return dir.write("system.json", j);
 }
 
+TEST(SystemConfig, ReadsMeasuredCollectives) {
+  TempDir dir;
+  const std::string path = write_patched(
+      dir, R"({"measured_collectives": {"inter_node": {"all_reduce": {"8": {"2097152": 0.25, "1048576": 0.125}}}}})");
+  const SystemConfig s = load_system_file(path);
+  const auto& curve = s.measured_collectives.at("inter_node").at("all_reduce").at(8);
+  EXPECT_EQ(curve, (std::map<int64_t, double>{{1048576, 0.125}, {2097152, 0.25}}));
+}
+
 TEST(SystemConfig, NullAccurateEfficiencyIsAbsent) {
   TempDir dir;
   Json j = testing::read_json(system_file("a100_pcie.json"));
@@ -149,7 +158,17 @@ INSTANTIATE_TEST_SUITE_P(
                         "/networks/intra_with_pcie: expected true or false, got \"yes\""},
         SystemErrorCase{"net_not_object", R"({"networks": {"nvlink": 5}})",
                         "/networks/nvlink: expected a JSON object {...}, got 5"},
-        SystemErrorCase{"missing_name", R"({"sys_name": null})", "/sys_name: required field is missing"}),
+        SystemErrorCase{"missing_name", R"({"sys_name": null})", "/sys_name: required field is missing"},
+        SystemErrorCase{"measured_tier", R"({"measured_collectives": {"inter_nod": {}}})",
+                        "/measured_collectives/inter_nod: not a tier of /networks; did you mean 'inter_node'?"},
+        SystemErrorCase{"measured_coll", R"({"measured_collectives": {"inter_node": {"allreduce": {}}}})",
+                        "/measured_collectives/inter_node/allreduce: not a collective; did you mean 'all_reduce'?"},
+        SystemErrorCase{"measured_ranks", R"({"measured_collectives": {"inter_node": {"all_reduce": {"08": {}}}}})",
+                        "/measured_collectives/inter_node/all_reduce/08: expected a group size as the key (a "
+                        "positive integer as a string)"},
+        SystemErrorCase{"measured_eff",
+                        R"({"measured_collectives": {"inter_node": {"all_reduce": {"8": {"1048576": 0}}}}})",
+                        "/measured_collectives/inter_node/all_reduce/8/1048576: expected a positive number, got 0"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 
 #include "engine/common/units.hpp"
 
@@ -28,6 +29,33 @@ std::optional<double> lookup(const std::map<int64_t, double>& values, int64_t n)
   auto it = values.find(n);
   if (it == values.end()) return std::nullopt;
   return it->second;
+}
+
+// The measured efficiency of a `bytes` message over `n` ranks (log2-linear between the measured sizes of the nearest
+// measured group size); nullopt outside the measured sizes or without a curve.
+std::optional<double> measured_efficiency(const config::SystemConfig& sys, const std::string& net, model::Coll coll,
+                                          int64_t n, double bytes) {
+  const auto tier = sys.measured_collectives.find(net);
+  if (tier == sys.measured_collectives.end()) return std::nullopt;
+  const auto by_n = tier->second.find(coll_key(coll));
+  if (by_n == tier->second.end() || by_n->second.empty()) return std::nullopt;
+  const std::map<int64_t, double>* curve = nullptr;
+  double best = 0;
+  for (const auto& [ranks, c] : by_n->second) {
+    const double gap = std::abs(std::log2(static_cast<double>(ranks) / static_cast<double>(n)));
+    if (!curve || gap < best) curve = &c, best = gap;
+  }
+  if (curve->empty() || bytes < static_cast<double>(curve->begin()->first) ||
+      bytes > static_cast<double>(curve->rbegin()->first)) {
+    return std::nullopt;
+  }
+  auto hi = curve->lower_bound(static_cast<int64_t>(std::ceil(bytes)));
+  if (hi == curve->begin()) return hi->second;
+  auto lo = std::prev(hi);
+  if (hi == curve->end()) return lo->second;
+  const double x0 = std::log2(static_cast<double>(lo->first)), x1 = std::log2(static_cast<double>(hi->first));
+  const double w = (std::log2(bytes) - x0) / (x1 - x0);
+  return lo->second + w * (hi->second - lo->second);
 }
 
 }  // namespace
@@ -89,6 +117,12 @@ CommTime comm_time(const config::SystemConfig& sys, const config::StrategyConfig
     // SimuMax divides the node's bandwidth among the model-parallel peers that share it (cp not counted).
     if (ring && dense_dp) bw /= static_cast<double>(std::min(npn, st.tp_size));
     if (ring && stage == CommStage::kExpertDp) bw /= static_cast<double>(std::min(npn, st.ep_size * st.etp_size));
+  }
+  // Megatron fidelity: a message within the measured sizes takes the measured efficiency, latency included.
+  if (st.megatron()) {
+    if (auto measured = measured_efficiency(sys, net, coll, n, bytes)) {
+      return CommTime{actual / (bw * common::kGiB * *measured), 0.0};
+    }
   }
   const double base = o.latency_us.value_or(nd.bandwidth.latency_us);
   std::optional<double> fixed = lookup(o.fixed_latency_us_by_comm_num, n);

@@ -24,7 +24,9 @@ struct CommTime {
 // Which of SimuMax's special inter-node rules applies (its comm_stage argument).
 enum class CommStage { kLayer, kDenseDp, kExpertDp };
 
-// SimuMax's compute_net_op_time. `stage_label` matters for inter-node all-to-all (EP/CP rule).
+// SimuMax's compute_net_op_time. `stage_label` matters for inter-node all-to-all (EP/CP rule). At megatron fidelity a
+// message within the sizes of the system's measured_collectives curve for (net, coll) takes the measured efficiency
+// (of the nearest measured group size) and no latency term: the measurement holds it.
 // REQUIRES: sys.networks contains `net` with an entry for `coll`; n >= 1.
 CommTime comm_time(const config::SystemConfig& sys, const config::StrategyConfig& st, model::Coll coll,
                    double bytes, int64_t n, const std::string& net, CommStage stage,

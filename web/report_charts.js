@@ -34,7 +34,8 @@
     const staticBytes = rank.samples.length ? rank.samples[0][2] : 0;
     if (st && st.weight_bytes !== undefined && st.grad_bytes !== undefined && st.optimizer_state_bytes !== undefined) {
       const parts = [['weights', st.weight_bytes], ['gradients', st.grad_bytes],
-        ['optimizer states', st.optimizer_state_bytes], ['TE buffers', st.te_dummy_wgrad_bytes || 0]];
+        ['optimizer states', st.optimizer_state_bytes], ['TE buffers', st.te_dummy_wgrad_bytes || 0],
+        ['cuBLAS workspaces', st.cublas_workspace_bytes || 0]];
       if (parts.reduce((a, p) => a + p[1], 0) === staticBytes) return parts;
     }
     return [['static', staticBytes]];

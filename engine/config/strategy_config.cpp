@@ -16,6 +16,32 @@ bool StrategyConfig::version_at_least(const Version& have, const Version& thresh
   return *have >= *threshold;
 }
 
+std::optional<int64_t> parse_cublas_workspace_config(const std::string& config) {
+  constexpr int64_t kMax = int64_t{1} << 32;
+  int64_t total = 0;
+  size_t i = 0;
+  auto number = [&](int64_t& out) {
+    const size_t start = i;
+    out = 0;
+    while (i < config.size() && std::isdigit(static_cast<unsigned char>(config[i])) && i - start < 10) {
+      out = out * 10 + (config[i++] - '0');
+    }
+    return i > start && (i == config.size() || !std::isdigit(static_cast<unsigned char>(config[i])));
+  };
+  while (i < config.size()) {
+    int64_t size = 0, count = 0;
+    if (config[i++] != ':' || !number(size) || i >= config.size() || config[i++] != ':' || !number(count)) {
+      return std::nullopt;
+    }
+    // Each factor checked before the product, so nothing overflows: the sum stays <= 2 * kMax.
+    if (size > kMax / 1024 || (size > 0 && count > kMax / (size * 1024))) return std::nullopt;
+    total += size * 1024 * count;
+    if (total > kMax) return std::nullopt;
+  }
+  if (total <= 0) return std::nullopt;
+  return total;
+}
+
 namespace detail {
 namespace {
 
@@ -153,6 +179,17 @@ void read_recompute_and_kernels(ObjectReader& r, StrategyConfig& s) {
   s.megatron_tp_comm_overlap = r.bool_or("megatron_tp_comm_overlap", false);
   s.megatron_moe_shared_expert_overlap = r.bool_or("megatron_moe_shared_expert_overlap", false);
   if (auto f = r.optional_number("sm_contention", Sign::kNonNegative)) s.sm_contention = *f;
+  s.cross_entropy_fusion_impl = r.choice_or("cross_entropy_fusion_impl", "te", {"te", "native"}) == "native"
+                                    ? StrategyConfig::CeFusionImpl::kNative
+                                    : StrategyConfig::CeFusionImpl::kTe;
+  if (auto config = r.optional_string("cublas_workspace_config")) {
+    s.cublas_workspace_config_bytes = parse_cublas_workspace_config(*config);
+    if (!s.cublas_workspace_config_bytes) {
+      r.fail("cublas_workspace_config",
+             "expected PyTorch's CUBLAS_WORKSPACE_CONFIG format \":SIZE_KiB:COUNT\" (repeatable, e.g. \":4096:8\" "
+             "or \":4096:2:16:8\"), at most 4 GiB in all, got \"" + *config + "\"");
+    }
+  }
   s.fidelity = r.optional_choice("fidelity", {"megatron", "simumax"}).value_or("megatron") == "simumax"
                    ? Fidelity::kSimuMax
                    : Fidelity::kMegatron;

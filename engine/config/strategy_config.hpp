@@ -87,6 +87,13 @@ struct StrategyConfig {
   // all-to-all) shares the SMs (0.1 = 10 % longer); absent: the processor_usage of the collective's network
   // tier in the system config.
   std::optional<double> sm_contention;
+  // Megatron's --cross-entropy-fusion-impl when cross_entropy_loss_fusion is on: "te" (TE's fused kernel, what
+  // SimuMax models) or "native" (fusions/fused_cross_entropy.py: the unfused algorithm under torch.compile).
+  enum class CeFusionImpl { kTe, kNative };
+  CeFusionImpl cross_entropy_fusion_impl = CeFusionImpl::kTe;
+  // The run's CUBLAS_WORKSPACE_CONFIG (PyTorch's ":SIZE_KiB:COUNT[:SIZE:COUNT...]"), as bytes per cuBLAS
+  // workspace; absent: the system config's default (its "workspaces"). Megatron fidelity only.
+  std::optional<int64_t> cublas_workspace_config_bytes;
   Fidelity fidelity = Fidelity::kMegatron;  // "fidelity": "megatron" | "simumax" (run --fidelity overrides it)
   bool megatron() const { return fidelity == Fidelity::kMegatron; }
 
@@ -103,5 +110,10 @@ struct StrategyConfig {
 
   bool operator==(const StrategyConfig&) const = default;
 };
+
+// PyTorch's CUBLAS_WORKSPACE_CONFIG (ATen CublasHandlePool.cpp parseChosenWorkspaceSize): a run of ":SIZE:COUNT"
+// groups, SIZE in KiB, summed as SIZE * 1024 * COUNT. Returns the bytes, or nullopt when `config` is not such a
+// run or sums to 0 or more than 4 GiB (PyTorch would warn and fall back to its default).
+std::optional<int64_t> parse_cublas_workspace_config(const std::string& config);
 
 }  // namespace simumax::config

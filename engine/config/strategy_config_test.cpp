@@ -119,6 +119,16 @@ TEST(StrategyConfig, NullMinimumVersionDisablesTheFeature) {
   EXPECT_FALSE(StrategyConfig::version_at_least(s.te_version, s.te_dummy_wgrad_min_version));
 }
 
+TEST(StrategyConfig, ParsesCublasWorkspaceConfigAsPyTorchDoes) {
+  EXPECT_EQ(parse_cublas_workspace_config(":4096:8"), 4096 * 1024 * 8);
+  EXPECT_EQ(parse_cublas_workspace_config(":4096:2:16:8"), 4096 * 1024 * 2 + 16 * 1024 * 8);  // PyTorch's default
+  EXPECT_EQ(parse_cublas_workspace_config(":16:8"), 16 * 1024 * 8);
+  for (const char* bad : {"", ":4096", "4096:8", ":4096:8:", ":a:8", ":0:8", ":4096:0", ":4194304:1025",
+                          ":99999999999:1", ":4096:8 "}) {
+    EXPECT_EQ(parse_cublas_workspace_config(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(StrategyConfig, VersionAtLeastComparesComponentwise) {
   using V = std::vector<int>;
   EXPECT_TRUE(StrategyConfig::version_at_least(V{2, 11, 0}, V{2, 8, 0}));
@@ -188,7 +198,13 @@ INSTANTIATE_TEST_SUITE_P(
         StrategyErrorCase{"dispatcher", R"({"moe_dispatcher_policy": "alltoall"})",
                           "/moe_dispatcher_policy: expected one of \"all2all\", \"all2all-seq\", got "
                           "\"alltoall\"; did you mean 'all2all'?"},
-        StrategyErrorCase{"te_number", R"({"te_version": 2.8})", "/te_version: expected a string, got 2.8"}),
+        StrategyErrorCase{"te_number", R"({"te_version": 2.8})", "/te_version: expected a string, got 2.8"},
+        StrategyErrorCase{"ce_impl", R"({"cross_entropy_fusion_impl": "apex"})",
+                          "/cross_entropy_fusion_impl: expected one of \"te\", \"native\", got \"apex\"; valid names: "
+                          "te, native"},
+        StrategyErrorCase{"cublas_config", R"({"cublas_workspace_config": "4096:8"})",
+                          "/cublas_workspace_config: expected PyTorch's CUBLAS_WORKSPACE_CONFIG format "
+                          "\":SIZE_KiB:COUNT\" (repeatable, e.g. \":4096:8\" or \":4096:2:16:8\"), at most 4 GiB in all, got \"4096:8\""}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include <spdlog/fmt/fmt.h>
@@ -206,6 +207,19 @@ MeasuredCollectives read_measured_collectives(ObjectReader r, const SystemConfig
   return out;
 }
 
+Workspaces read_workspaces(ObjectReader r) {
+  Workspaces w;
+  for (auto [key, field] : {std::pair<const char*, int64_t*>{"torch_cublas_bytes", &w.torch_cublas_bytes},
+                            {"te_cublas_bytes", &w.te_cublas_bytes}}) {
+    *field = r.required_int(key, Sign::kNonNegative);
+    if (*field > Workspaces::kMaxBytes) {
+      r.fail(key, fmt::format("expected bytes in [0, {}] (a cuBLAS workspace), got {}", Workspaces::kMaxBytes, *field));
+    }
+  }
+  r.finish(UnknownKeys::kError);
+  return w;
+}
+
 }  // namespace
 
 SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
@@ -228,6 +242,7 @@ SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
     sys.calibration = shipped->calibration;
     sys.calibration_source = "shipped: " + shipped->evidence;
   }
+  if (auto w = r.optional_object("workspaces")) sys.workspaces = read_workspaces(std::move(*w));
   r.finish(UnknownKeys::kWarn);
   return sys;
 }

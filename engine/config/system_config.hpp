@@ -80,6 +80,21 @@ enum class AcceleratorMode { kRoofline, kOnlyCompute };
 using MeasuredCollectives =
     std::map<std::string, std::map<std::string, std::map<int64_t, std::map<int64_t, double>>>>;
 
+// Ours, beyond SimuMax's schema (system key "workspaces", docs/accuracy.md): the cuBLAS workspaces PyTorch and
+// TransformerEngine allocate through PyTorch's caching allocator on this GPU, held for the whole run. Used at
+// megatron fidelity only; absent (SimuMax's own configs): none modelled.
+struct Workspaces {
+  // PyTorch's default cuBLAS workspace per (cuBLAS handle, stream) when CUBLAS_WORKSPACE_CONFIG is unset
+  // (ATen CublasHandlePool.cpp parseChosenWorkspaceSize: ":4096:2:16:8" = 8.125 MiB; 32 MiB on Hopper, and on
+  // Blackwell in the PyTorch versions that carry pytorch/pytorch#153556 or #175344).
+  int64_t torch_cublas_bytes = 0;
+  // TransformerEngine's one cuBLAS workspace per device (TE pytorch/cpp_extensions/gemm.py
+  // get_cublas_workspace_size_bytes: 4 MiB before Hopper, 32 MiB from Hopper on, + 1 KiB of alignment from TE 2.10).
+  int64_t te_cublas_bytes = 0;
+  static constexpr int64_t kMaxBytes = int64_t{1} << 30;  // 1 GiB: beyond it the figure is no workspace
+  bool operator==(const Workspaces&) const = default;
+};
+
 struct SystemConfig {
   std::string sys_name;
   int64_t num_per_node = 8;
@@ -93,6 +108,7 @@ struct SystemConfig {
   std::map<std::string, NetworkConfig> networks;      // by tier name
   Calibration calibration;
   MeasuredCollectives measured_collectives;
+  std::optional<Workspaces> workspaces;  // "workspaces"; absent: no framework workspace is modelled
   // Where `calibration` came from: "system config" (its "calibration" key), "shipped: <evidence>" (ours for its
   // sys_name, shipped_calibration.hpp), or "none" (the defaults).
   std::string calibration_source = "none";

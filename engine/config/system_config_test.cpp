@@ -71,6 +71,16 @@ TEST(SystemConfig, ReadsMeasuredCollectives) {
   EXPECT_EQ(curve, (std::map<int64_t, double>{{1048576, 0.125}, {2097152, 0.25}}));
 }
 
+TEST(SystemConfig, ReadsWorkspacesOnlyWhereGiven) {
+  EXPECT_FALSE(load_system_file(system_file("a100_pcie.json")).workspaces.has_value());
+  TempDir dir;
+  const SystemConfig s = load_system_file(
+      write_patched(dir, R"({"workspaces": {"torch_cublas_bytes": 8519680, "te_cublas_bytes": 4194304}})"));
+  ASSERT_TRUE(s.workspaces.has_value());
+  EXPECT_EQ(s.workspaces->torch_cublas_bytes, 8519680);
+  EXPECT_EQ(s.workspaces->te_cublas_bytes, 4194304);
+}
+
 TEST(SystemConfig, NullAccurateEfficiencyIsAbsent) {
   TempDir dir;
   Json j = testing::read_json(system_file("a100_pcie.json"));
@@ -148,6 +158,13 @@ INSTANTIATE_TEST_SUITE_P(
         SystemErrorCase{"kernel_floor_out_of_range", R"({"calibration": {"kernel_floor_us": 1e300}})",
                         "/calibration/kernel_floor_us: expected microseconds in [0, 500] (the time of a kernel's "
                         "launch), got 1e+300"},
+        SystemErrorCase{"workspace_missing", R"({"workspaces": {"torch_cublas_bytes": 1}})",
+                        "/workspaces/te_cublas_bytes: required field is missing"},
+        SystemErrorCase{"workspace_huge", R"({"workspaces": {"torch_cublas_bytes": 2000000000, "te_cublas_bytes": 0}})",
+                        "/workspaces/torch_cublas_bytes: expected bytes in [0, 1073741824] (a cuBLAS workspace), got "
+                        "2000000000"},
+        SystemErrorCase{"workspace_typo", R"({"workspaces": {"torch_cublas_bytes": 1, "te_cublas_bytes": 1, "te": 2}})",
+                        "/workspaces/te: unknown field; valid names: te_cublas_bytes, torch_cublas_bytes"},
         SystemErrorCase{"calibration_typo", R"({"calibration": {"kernel_floor": 5}})",
                         "/calibration/kernel_floor: unknown field; did you mean 'kernel_floor_us'?"},
         SystemErrorCase{"mode", R"({"accelerator": {"mode": "rooflin"}})",

@@ -101,10 +101,22 @@ ValidationCase load_validation_case(const std::string& path, const std::string& 
   v.scenario.name = v.name;
   v.scenario.scenario_path = path;
   v.real_ms = r.required_number("real_ms", Sign::kPositive);
-  v.real_alloc_gib = r.required_number("real_alloc_gib", Sign::kPositive);
+  if (r.present("real_alloc_gib") && r.json().at("real_alloc_gib").is_null()) {
+    v.has_real_alloc = false;
+    v.real_alloc_excluded = r.required_string("real_alloc_excluded");
+    if (v.real_alloc_excluded.empty()) r.fail("real_alloc_excluded", "expected the reason the peak is not compared");
+  } else {
+    v.real_alloc_gib = r.required_number("real_alloc_gib", Sign::kPositive);
+    if (r.given("real_alloc_excluded")) {
+      r.fail("real_alloc_excluded", "only with \"real_alloc_gib\": null (the reason the peak is not compared)");
+    }
+  }
   v.real_reserved_gib = r.optional_number("real_reserved_gib", Sign::kPositive);
   const bool published_null = r.present("published_perf_ms") && r.json().at("published_perf_ms").is_null();
   v.has_published = !(published_null && !r.given("v12_perf_ms"));
+  if (!v.has_real_alloc && v.has_published) {
+    r.fail("real_alloc_gib", "null only in a case without SimuMax's prediction (\"published_perf_ms\": null)");
+  }
   if (v.has_published) {
     v.published_perf_ms = prediction(r, "published_perf_ms", "v12_perf_ms");
     v.published_perf_alloc_gib = prediction(r, "published_perf_alloc_gib", "v12_alloc_gib");

@@ -18,6 +18,10 @@ struct ValidationCase {
   Scenario scenario;          // inline model + strategy, system from shared_dir / system_file
   double real_ms = 0;         // measured step time
   double real_alloc_gib = 0;  // measured peak allocated memory, GiB
+  // "real_alloc_gib": null with "real_alloc_excluded": why the logged peak is not the step's (an imported case
+  // whose peak is a start-up transient): the case's time is compared, its memory is not.
+  bool has_real_alloc = true;
+  std::string real_alloc_excluded;
   std::optional<double> real_reserved_gib;
   // SimuMax v1.2's prediction. The a100 files leave published_perf_* null and give the same v1.2
   // prediction as v12_perf_ms / v12_alloc_gib, which are used then.

@@ -96,6 +96,39 @@ TEST(ValidationCase, ImportedCaseHasNoPredictionAndNamesItsRank) {
             bad + ": /real_alloc_rank: expected one of \"max\", \"last\", got \"first\"; valid names: max, last");
 }
 
+// An imported case whose logged peak is a start-up transient: its time is compared, its memory is not.
+TEST(ValidationCase, ImportedCaseMayExcludeItsPeakWithAReason) {
+  testing::TempDir dir;
+  Json j = testing::read_json(testing::shared("validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc32.json"));
+  j["published_perf_ms"] = nullptr;
+  j["published_perf_alloc_gib"] = nullptr;
+  j.erase("v12_perf_ms");
+  j.erase("v12_alloc_gib");
+  j["real_alloc_gib"] = nullptr;
+  j["real_alloc_excluded"] = "reached at iteration 1";
+  const ValidationCase v = load_validation_case(dir.write("case.json", j), testing::shared_dir());
+  EXPECT_FALSE(v.has_real_alloc);
+  EXPECT_EQ(v.real_alloc_excluded, "reached at iteration 1");
+  j.erase("real_alloc_excluded");
+  const std::string no_reason = dir.write("no_reason.json", j);
+  auto e = testing::expect_config_error([&] { load_validation_case(no_reason, testing::shared_dir()); });
+  EXPECT_EQ(std::string(e.what()), no_reason + ": /real_alloc_excluded: required field is missing");
+  j["real_alloc_gib"] = 2.5;
+  j["real_alloc_excluded"] = "why";
+  const std::string both = dir.write("both.json", j);
+  e = testing::expect_config_error([&] { load_validation_case(both, testing::shared_dir()); });
+  EXPECT_EQ(std::string(e.what()), both + ": /real_alloc_excluded: only with \"real_alloc_gib\": null (the reason the "
+                                          "peak is not compared)");
+  // A case with SimuMax's prediction compares memory: its peak cannot be excluded.
+  j = testing::read_json(testing::shared("validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc32.json"));
+  j["real_alloc_gib"] = nullptr;
+  j["real_alloc_excluded"] = "why";
+  const std::string published = dir.write("published.json", j);
+  e = testing::expect_config_error([&] { load_validation_case(published, testing::shared_dir()); });
+  EXPECT_EQ(std::string(e.what()), published + ": /real_alloc_gib: null only in a case without SimuMax's prediction "
+                                                "(\"published_perf_ms\": null)");
+}
+
 TEST(ValidationCase, InlineErrorNamesTheCaseFile) {
   testing::TempDir dir;
   Json j = testing::read_json(testing::shared("validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc32.json"));

@@ -63,6 +63,7 @@ void set_up_ranks(const config::Scenario& s, const model::StepModel& m, const La
     rs.grad_bytes = p.grad_bytes;
     rs.optimizer_state_bytes = static_cast<int64_t>(p.optimizer_state_bytes);
     rs.other_bytes = p.te_dummy_wgrad_bytes;
+    rs.workspace_bytes = m.workspace_bytes;
     g.rank_static.push_back(rs);
   }
 }

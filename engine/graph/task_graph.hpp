@@ -82,7 +82,8 @@ struct RankStatic {
   int64_t grad_bytes = 0;
   int64_t optimizer_state_bytes = 0;
   int64_t other_bytes = 0;  // TE dummy wgrad buffers
-  int64_t total() const { return weight_bytes + grad_bytes + optimizer_state_bytes + other_bytes; }
+  int64_t workspace_bytes = 0;  // cuBLAS workspaces (model::cublas_workspace_bytes; megatron fidelity)
+  int64_t total() const { return weight_bytes + grad_bytes + optimizer_state_bytes + other_bytes + workspace_bytes; }
 };
 
 struct TaskGraph {

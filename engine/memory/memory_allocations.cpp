@@ -109,7 +109,8 @@ void add_static(Builder& b, const graph::RankStatic& s) {
   const std::pair<const char*, int64_t> parts[] = {{"weights", s.weight_bytes},
                                                    {"gradients", s.grad_bytes},
                                                    {"optimizer states", s.optimizer_state_bytes},
-                                                   {"TE dummy wgrad buffers", s.other_bytes}};
+                                                   {"TE dummy wgrad buffers", s.other_bytes},
+                                                   {"cuBLAS workspaces", s.workspace_bytes}};
   for (const auto& [name, bytes] : parts) {
     if (bytes != 0) b.alloc(name, AllocKind::kStatic, bytes, graph::kNoOpRef, 0.0);
   }

@@ -167,5 +167,29 @@ TEST(ArchitectureKeys, MultiTokenPredictionAddsALayerAProjectionAndAHeadPerDepth
                                                                    kSeq));
 }
 
+// Megatron's native fused cross-entropy (fusions/fused_cross_entropy.py): the unfused algorithm under torch.compile,
+// whose functionalized in-place steps hold one more fp32 copy of the logits in the forward; TE's fused kernel (and
+// the simumax fidelity, which knows only TE's) keep the bf16 logits.
+TEST(ArchitectureKeys, NativeFusedCrossEntropyHoldsOneMoreFp32LogitsCopy) {
+  auto s = gpt(config::Fidelity::kMegatron);
+  auto ce = [&] {
+    std::vector<Op> ops;
+    OpBuilder(s, kVocab).head(ops, kSeq);
+    return find(ops, "cross_entropy");
+  };
+  const Op unfused = ce();
+  s.strategy.cross_entropy_loss_fusion = true;
+  const Op te = ce();
+  s.strategy.cross_entropy_fusion_impl = config::StrategyConfig::CeFusionImpl::kNative;
+  const Op native = ce();
+  const int64_t logits = kSeq * kVocab;
+  EXPECT_EQ(te.act_cache, logits * 2);
+  EXPECT_EQ(native.act_cache, unfused.act_cache);
+  EXPECT_EQ(native.act_fwd_peak - unfused.act_fwd_peak, logits * 4);
+  EXPECT_EQ(native.work[0].mem_bytes, unfused.work[0].mem_bytes);
+  s.strategy.fidelity = config::Fidelity::kSimuMax;
+  EXPECT_EQ(ce().act_cache, te.act_cache);
+}
+
 }  // namespace
 }  // namespace simumax::model

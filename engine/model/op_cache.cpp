@@ -22,6 +22,7 @@ config::StrategyConfig op_view(const config::StrategyConfig& st) {
   v.megatron_overlap_grad_reduce = v.megatron_overlap_param_gather = v.megatron_overlap_p2p_comm = false;
   v.megatron_moe_shared_expert_overlap = false;
   v.sm_contention.reset();
+  v.cublas_workspace_config_bytes.reset();
   v.mem_factor = 0;
   // A layer depends on recompute_layer_num only through "is it among the first N" (in the block key) and
   // "is N > 0" (Megatron-style selective recompute).

@@ -196,6 +196,18 @@ void add_virtual_chunks(const config::Scenario& s, const Builders& bs, StepModel
 
 }  // namespace
 
+int64_t cublas_workspace_bytes(const config::Scenario& s) {
+  const auto& w = s.system.workspaces;
+  if (!s.strategy.megatron() || !w) return 0;
+  // ATen CublasHandlePool.cpp: setWorkspaceForHandle keys a workspace by (handle, stream), each allocated by
+  // getNewWorkspace() from the caching allocator; handles come from a per-thread pool window.
+  const int64_t torch = s.strategy.cublas_workspace_config_bytes.value_or(w->torch_cublas_bytes);
+  // TE pytorch/cpp_extensions/gemm.py get_cublas_workspace: functools.lru_cache per device, torch.empty. Its
+  // grouped GEMM (MoE experts) asks for one more workspace per compute stream (common/util/multi_stream.cpp).
+  const bool grouped = s.model.is_moe() && s.model.group_linear_mode == config::GroupLinearMode::kParallel;
+  return kTorchCublasThreads * torch + (1 + (grouped ? kTeComputeStreams : 0)) * w->te_cublas_bytes;
+}
+
 StepModel build_step_model(const config::Scenario& s, OpCache* cache) {
   const auto& st = s.strategy;
   StepModel sm;
@@ -220,6 +232,7 @@ StepModel build_step_model(const config::Scenario& s, OpCache* cache) {
   sm.p2p_bytes = p2p;
   sm.flops_per_token = flops_per_token(s.model, sm.padded_vocab, st.seq_len);
   sm.seq_len_local = (st.enable_sequence_parallel ? st.seq_len / st.tp_size : st.seq_len) / st.cp_size;
+  sm.workspace_bytes = cublas_workspace_bytes(s);
   return sm;
 }
 

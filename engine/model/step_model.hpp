@@ -19,6 +19,7 @@ struct StepModel {
   double p2p_bytes = 0;                   // one pipeline send/recv message
   double flops_per_token = 0;             // SimuMax's MFU numerator per token (see docs)
   int64_t seq_len_local = 0;              // S_l: rows of the residual stream on a rank
+  int64_t workspace_bytes = 0;            // cuBLAS workspaces every rank holds (cublas_workspace_bytes)
 };
 
 class OpCache;
@@ -32,6 +33,16 @@ StepModel build_step_model(const config::Scenario& s, OpCache* cache = nullptr);
 // With `virtual_index` >= 0: the layers of that virtual chunk of the stage (interleaved pipeline).
 int layers_on_stage(const config::StrategyConfig& st, const config::ModelConfig& m, StageKind stage,
                     int virtual_index = -1);
+
+// The cuBLAS workspaces a rank holds for the whole run, through PyTorch's caching allocator (megatron fidelity,
+// system key "workspaces"; 0 at simumax fidelity or without the key): PyTorch's workspace for each (cuBLAS
+// handle, stream) it runs a GEMM on, sized by the run's CUBLAS_WORKSPACE_CONFIG or the GPU's default, twice
+// (handles are per thread: the Python thread's forward and autograd's device thread's backward both run GEMMs
+// on the compute stream), plus TransformerEngine's one workspace per device and, for MoE's grouped GEMM, one
+// more per TE compute stream.
+int64_t cublas_workspace_bytes(const config::Scenario& s);
+inline constexpr int kTorchCublasThreads = 2;
+inline constexpr int kTeComputeStreams = 4;  // TE common/util/multi_stream.cpp num_compute_streams
 
 // SimuMax's flops_per_token (padded vocab; every layer counted as MoE when topk > 1).
 double flops_per_token(const config::ModelConfig& m, int64_t padded_vocab, int64_t seq_len);

@@ -73,6 +73,26 @@ TEST(StepModel, StaticMemoryMatchesSimuMaxWorkedCheck) {
   EXPECT_EQ(p.model_bytes(), 3001208832);
 }
 
+// PyTorch's workspace twice (the forward thread's and autograd's cuBLAS handle) plus TE's one, at megatron
+// fidelity on a system that declares them; the run's CUBLAS_WORKSPACE_CONFIG replaces PyTorch's default.
+TEST(StepModel, CublasWorkspacesAtMegatronFidelityOnly) {
+  auto s = llama2_7b_two_layers();
+  EXPECT_EQ(cublas_workspace_bytes(s), 0);  // no "workspaces" in the system config
+  s.system.workspaces = config::Workspaces{8519680, 4194304};
+  EXPECT_EQ(cublas_workspace_bytes(s), 2 * 8519680 + 4194304);
+  EXPECT_EQ(build_step_model(s).workspace_bytes, 2 * 8519680 + 4194304);
+  s.strategy.cublas_workspace_config_bytes = 32 * 1024 * 1024;
+  EXPECT_EQ(cublas_workspace_bytes(s), 68 * 1024 * 1024);  // the A100 tests' measured 68.0 MiB
+  // TE's grouped GEMM (MoE experts) adds a workspace per compute stream.
+  s.model.model_type = "moe";
+  s.model.expert_num = 8;
+  EXPECT_EQ(cublas_workspace_bytes(s), 64 * 1024 * 1024 + 5 * 4194304);
+  s.model.group_linear_mode = config::GroupLinearMode::kSerial;
+  EXPECT_EQ(cublas_workspace_bytes(s), 68 * 1024 * 1024);
+  s.strategy.fidelity = config::Fidelity::kSimuMax;
+  EXPECT_EQ(cublas_workspace_bytes(s), 0);
+}
+
 TEST(StepModel, LayerActivationCacheMatchesSimuMaxWorkedCheck) {
   const auto s = llama2_7b_two_layers();
   const StepModel m = build_step_model(s);

@@ -31,7 +31,7 @@ Json stage_row(const JsonDoc& d, const Json& st, const std::string& p, std::opti
   row["peak_reserved_bytes"] = reserved;
   row["peak_alloc_bytes"] = need_number(d, m, mp, "peak_alloc_bytes");
   copy_numbers(d, m, mp, {"weight_bytes", "grad_bytes", "optimizer_state_bytes", "te_dummy_wgrad_bytes",
-                          "activation_bytes_at_peak", "transient_bytes_at_peak"}, row);
+                          "cublas_workspace_bytes", "activation_bytes_at_peak", "transient_bytes_at_peak"}, row);
   if (const Json* t = maybe(d, m, mp, "peak_task", "string")) row["peak_task"] = *t;
   // A stage's verdict and headroom as summary.json gives them (with the run's --memory-margin-gib); a summary.json
   // of an older run has neither, and the verdict is judged from the system's GPU memory.

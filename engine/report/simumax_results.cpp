@@ -95,8 +95,9 @@ BatchStat batch_stat(const SimumaxView& v, int stage) {
 // Static memory of a stage, split as mem_result's model_mem_detail (model/step_model.cpp chunk_params).
 struct StageStatic {
   double dense_w = 0, moe_w = 0, dense_g = 0, moe_g = 0, dense_s = 0, moe_s = 0, dummy = 0;
+  double workspaces = 0;  // ours: cuBLAS workspaces (megatron fidelity, system "workspaces"); 0 in SimuMax
   std::set<std::tuple<int64_t, int64_t, int64_t>> dummy_shapes;
-  double all() const { return dense_w + moe_w + dense_g + moe_g + dense_s + moe_s + dummy; }
+  double all() const { return dense_w + moe_w + dense_g + moe_g + dense_s + moe_s + dummy + workspaces; }
 };
 
 StageStatic stage_static(const SimumaxView& v, int stage) {
@@ -120,6 +121,7 @@ StageStatic stage_static(const SimumaxView& v, int stage) {
   s.dense_s = p.dense_state_bytes;
   s.moe_s = p.moe_state_bytes;
   s.dummy = static_cast<double>(p.te_dummy_wgrad_bytes);
+  s.workspaces = static_cast<double>(v.model.workspace_bytes);
   return s;
 }
 
@@ -165,6 +167,8 @@ Json stage_mem(const SimumaxView& v, int stage) {
          {{"dummy_wgrad_bytes", human_bytes(s.dummy)},
           {"shape_count", static_cast<int64_t>(s.dummy_shapes.size())},
           {"shapes", shapes}}}}}};
+  // Not SimuMax's: only where modelled, so a SimuMax config's file keeps SimuMax's keys.
+  if (s.workspaces != 0) j["model_mem_detail"]["cublas_workspaces"] = {{"all_mem", human_bytes(s.workspaces)}};
   // With an interleaved pipeline the cached units are virtual-chunk forwards: a chunk's share.
   const double cache_bytes = b.activation_cache_bytes / static_cast<double>(v.model.virtual_chunks());
   char cache[64];

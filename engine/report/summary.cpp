@@ -178,6 +178,7 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
       ss.grad_bytes = rm.static_bytes.grad_bytes;
       ss.optimizer_state_bytes = rm.static_bytes.optimizer_state_bytes;
       ss.other_bytes = rm.static_bytes.other_bytes;
+      ss.workspace_bytes = rm.static_bytes.workspace_bytes;
       ss.activation_bytes_at_peak = rm.activation_bytes_at_peak;
       ss.transient_bytes_at_peak = rm.transient_bytes_at_peak;
       ss.peak_task = rm.peak_task == graph::kNoGroup ? "" : g.names[g.tasks[rm.peak_task].name];

@@ -32,6 +32,7 @@ struct StageSummary {
   int64_t peak_alloc_bytes = 0;   // max over the stage's ranks
   double peak_reserved_bytes = 0;
   int64_t weight_bytes = 0, grad_bytes = 0, optimizer_state_bytes = 0, other_bytes = 0;
+  int64_t workspace_bytes = 0;  // cuBLAS workspaces (megatron fidelity, system "workspaces")
   int64_t activation_bytes_at_peak = 0, transient_bytes_at_peak = 0;
   std::string peak_task;          // what ran at the peak
   int64_t cached_micro_batches = 0;  // other forward caches live at the peak (VPP: per micro-batch and chunk)

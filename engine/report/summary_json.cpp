@@ -31,6 +31,8 @@ nlohmann::ordered_json stage_json(const StageSummary& s, double headroom_pct) {
   m["grad_bytes"] = s.grad_bytes;
   m["optimizer_state_bytes"] = s.optimizer_state_bytes;
   m["te_dummy_wgrad_bytes"] = s.other_bytes;
+  // Only where modelled (megatron fidelity, a system with "workspaces"): SimuMax's configs keep their summary.
+  if (s.workspace_bytes != 0) m["cublas_workspace_bytes"] = s.workspace_bytes;
   m["activation_bytes_at_peak"] = s.activation_bytes_at_peak;
   m["transient_bytes_at_peak"] = s.transient_bytes_at_peak;
   m["cached_micro_batch_num"] = s.cached_micro_batches;

@@ -6,7 +6,8 @@ expressible (anything else: the case is skipped, the argument named in the reaso
 (megatron/training/arguments.py and megatron/core/transformer/transformer_config.py at the imported commit).
 """
 
-GPT2_BPE_VOCAB = 50257  # the GPT-2 BPE vocabulary (vocab.json) every --vocab-file test uses
+GPT2_BPE_VOCAB = 50257
+ONE_NODE = 8  # GPUs of one DGX A100/H100 node; a GB200 NVL72 domain holds 72  # the GPT-2 BPE vocabulary (vocab.json) every --vocab-file test uses
 
 EXPRESSED = {
     "--num-layers", "--hidden-size", "--num-attention-heads", "--group-query-attention", "--num-query-groups",
@@ -22,6 +23,14 @@ EXPRESSED = {
     "--vocab-file", "--merge-file", "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
     "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split", "--mtp-num-layers",
     "--use-mcore-models", "--use-flash-attn", "--cross-entropy-fusion-impl",
+}
+
+# Mixture of experts as SimuMax models it (all-to-all dispatcher, TE grouped GEMM, top-k routing with an
+# auxiliary load-balancing loss); `_moe` checks each value and blocks what it does not model.
+MOE = {
+    "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size",
+    "--expert-model-parallel-size", "--expert-tensor-parallel-size", "--moe-grouped-gemm",
+    "--moe-token-dispatcher-type", "--moe-router-load-balancing-type",
 }
 
 NO_EFFECT = {
@@ -41,6 +50,11 @@ NO_EFFECT = {
     "--override-opt_param-scheduler", "--train-samples", "--lr-decay-samples", "--wandb-project",
     "--wandb-entity", "--wandb-exp-name", "--wandb-save-dir", "--decoupled-lr", "--decoupled-min-lr",
     "--lr-warmup-init", "--async-ckpt-use-cpu-shm", "--tokenizer-type",
+    # checkpointing.py: load_checkpoint re-hashes the checkpoint files (verify_integrity); async_utils.py: the
+    # backend of asynchronous checkpoint saves. Neither runs inside a training step.
+    "--verify-integrity", "--async-strategy",
+    # The auxiliary loss's weight: a scalar in the same kernels.
+    "--moe-aux-loss-coeff",
 }
 
 # Small effects on time that no config key expresses: listed on the case, not a reason to skip.
@@ -61,6 +75,12 @@ MINOR = {
     "--log-throughput": "logging only",
     "--rotary-percent": "rotary embedding on part of each head (the same kernels)",
     "--microbatch-group-size-per-virtual-pipeline-stage": "interleaving group size (default: pp)",
+    "--rotary-interleaved": "RoPE on interleaved pairs (the same rotary kernels, another layout)",
+    "--ddp-average-in-collective": "the 1/dp gradient scale done by the reduction (NCCL avg): one scaling kernel "
+                                   "fewer per step",
+    "--no-create-attention-mask-in-dataloader": "no [b, 1, s, s] attention mask built on the host and copied to "
+                                                "the GPU per micro-batch (causal attention does not read it)",
+    "--moe-router-dtype": "router scores and probabilities in fp32 ([tokens, experts]: a few kernels, a few KiB)",
 }
 
 TRUE = (True, "true", "True", 1)
@@ -75,6 +95,7 @@ class Result:
     def __init__(self):
         self.model, self.strategy, self.features = {}, {}, []
         self.listed, self.blocking = [], []
+        self.tp_pp_dp_order = False
 
 
 def translate(config, world_size, family):
@@ -85,7 +106,15 @@ def translate(config, world_size, family):
     if test_type not in ("regular", "ckpt-resume", "frozen-resume", "release"):
         r.blocking.append(f"TEST_TYPE {test_type} is not a training run")
     for key, value in args.items():
-        if key in EXPRESSED or key in NO_EFFECT:
+        if key in EXPRESSED or key in NO_EFFECT or (key in MOE and "--num-experts" in args):
+            continue
+        if key == "--expert-tensor-parallel-size" and "--num-experts" not in args:
+            continue  # no expert layer: the expert tensor-parallel group is built and never used
+        if key == "--use-tp-pp-dp-mapping" and args.get(key) in TRUE and world_size <= ONE_NODE:
+            # parallel_state.py RankGenerator(order="tp-pp-dp"): which rank holds which (tp, pp, dp) coordinate.
+            # Inside one NVLink domain every group costs the same wherever it lies, and rank world_size - 1 (the
+            # one that logs memory) is still on the last pipeline stage.
+            r.tp_pp_dp_order = True
             continue
         if key in MINOR:
             r.listed.append(f"{key}: {MINOR[key]}")
@@ -95,7 +124,9 @@ def translate(config, world_size, family):
         r.blocking = sorted(set(r.blocking))
         return r
     _model(args, r)
+    _moe(args, r)
     _strategy(args, world_size, r)
+    _environment(config.get("ENV_VARS") or {}, r)
     r.listed.sort()
     return r
 
@@ -182,22 +213,28 @@ def _strategy(args, world, r):
     s = {
         "seq_len": _int(args, "--seq-length"), "micro_batch_size": mbs, "micro_batch_num": gbs // (mbs * dp),
         "dtype": "fp16" if args.get("--fp16") in TRUE else "bf16", "fp8": False, "world_size": world,
-        "tp_size": tp, "cp_size": cp, "pp_size": pp, "ep_size": 1, "etp_size": 1,
+        "tp_size": tp, "cp_size": cp, "pp_size": pp,
+        "ep_size": _int(args, "--expert-model-parallel-size", 1) if "--num-experts" in args else 1,
+        "etp_size": _int(args, "--expert-tensor-parallel-size", tp) if "--num-experts" in args else 1,
         "enable_sequence_parallel": args.get("--sequence-parallel") in TRUE and tp > 1,
         "interleaving_size": vp, "pp_comm_async": False, "enable_straggler_model": False,
         "zero_state": 1 if args.get("--use-distributed-optimizer") in TRUE else 0,
         "use_flash_sdp": backend != "unfused",
         "use_fused_grad_accumulation": args.get("--no-gradient-accumulation-fusion") not in TRUE,
         # SimuMax's fused loss is TE's kernel (bf16 logits kept). Megatron's default "native" fusion
-        # (fusions/fused_cross_entropy.py) runs the unfused algorithm under jit: an fp32 copy, fp32 softmax saved.
-        "cross_entropy_loss_fusion": args.get("--cross-entropy-loss-fusion") in TRUE
-        and str(args.get("--cross-entropy-fusion-impl", "native")) == "te",
+        # (fusions/fused_cross_entropy.py) runs the unfused algorithm under torch.compile (docs/architectures.md).
+        "cross_entropy_loss_fusion": args.get("--cross-entropy-loss-fusion") in TRUE,
         "megatron_overlap_grad_reduce": args.get("--overlap-grad-reduce") in TRUE,
         "megatron_overlap_param_gather": args.get("--overlap-param-gather") in TRUE,
         "account_for_embedding_in_pipeline_split": args.get("--account-for-embedding-in-pipeline-split") in TRUE,
         "account_for_loss_in_pipeline_split": args.get("--account-for-loss-in-pipeline-split") in TRUE,
         "enable_recompute": False,
     }
+    if s["cross_entropy_loss_fusion"]:
+        s["cross_entropy_fusion_impl"] = str(args.get("--cross-entropy-fusion-impl", "native"))
+        if s["cross_entropy_fusion_impl"] not in ("native", "te"):
+            r.blocking.append(f"--cross-entropy-fusion-impl {s['cross_entropy_fusion_impl']} is not modelled")
+            return
     for key, field in (("--decoder-first-pipeline-num-layers", "num_layers_in_first_pipeline_stage"),
                        ("--decoder-last-pipeline-num-layers", "num_layers_in_last_pipeline_stage")):
         if key in args:
@@ -222,6 +259,8 @@ def _strategy(args, world, r):
     r.strategy = s
     f = r.features
     f.append(f"tp{tp}_pp{pp}" + (f"_vp{vp}" if vp > 1 else "") + (f"_cp{cp}" if cp > 1 else ""))
+    if r.tp_pp_dp_order:
+        f.append("tp_pp_dp_order")
     if s["zero_state"]:
         f.append("dist_optimizer")
     if not s["use_flash_sdp"]:
@@ -230,3 +269,39 @@ def _strategy(args, world, r):
         f.append("ce_fusion_" + str(args.get("--cross-entropy-fusion-impl", "native")))
     if not s["use_fused_grad_accumulation"]:
         f.append("no_grad_accum_fusion")
+
+
+def _environment(env, r):
+    """The test's environment variables that change what is allocated: PyTorch's cuBLAS workspace size."""
+    if r.blocking:
+        return
+    config = env.get("CUBLAS_WORKSPACE_CONFIG")
+    if config is not None:
+        r.strategy["cublas_workspace_config"] = str(config)
+
+
+def _moe(args, r):
+    """--num-experts: SimuMax's MoE keys, or the reason the test's MoE is not what SimuMax models."""
+    if r.blocking or "--num-experts" not in args:
+        return
+    dispatcher = str(args.get("--moe-token-dispatcher-type", "allgather"))
+    if dispatcher != "alltoall":
+        r.blocking.append(f"MoE token dispatcher {dispatcher} is not modelled (all-to-all only)")
+    if args.get("--moe-grouped-gemm") not in TRUE:
+        r.blocking.append("MoE experts as SequentialMLP (no --moe-grouped-gemm) are not modelled")
+    balancing = str(args.get("--moe-router-load-balancing-type", "aux_loss"))
+    if balancing not in ("aux_loss", "seq_aux_loss"):
+        r.blocking.append(f"MoE router load balancing {balancing} is not modelled")
+    if r.blocking:
+        return
+    m = r.model
+    m["model_type"] = "moe"
+    m["expert_num"] = _int(args, "--num-experts")
+    m["topk"] = _int(args, "--moe-router-topk", 2)
+    if "--moe-ffn-hidden-size" in args:
+        m["moe_ffn_hidden_size"] = _int(args, "--moe-ffn-hidden-size")
+    if "--moe-shared-expert-intermediate-size" in args:
+        m["moe_shared_expert_intermediate_size"] = _int(args, "--moe-shared-expert-intermediate-size")
+    # Megatron's dropless MoE: no capacity padding; SimuMax gives every local expert an equal share.
+    m["moe_pad_expert_input_to_capacity"] = False
+    r.features.append(f"moe_e{m['expert_num']}_top{m['topk']}")

@@ -246,7 +246,14 @@ class Handler : public nlohmann::json_sax<Json> {
     else if (k == "shape_key" && s.text) event_.shape_key = *s.text;
     else if (k == "pass" && s.text) event_.arg_pass = *s.text;
     else if (k == "bytes" && s.is_number) event_.arg_bytes = s.number;
+    else if (k == "In msg nelems") event_.in_nelems = count_of(s);
+    else if (k == "Out msg nelems") event_.out_nelems = count_of(s);
+    else if (k == "Group size") event_.group_size = count_of(s);
+    else if (k == "dtype" && s.text) event_.msg_dtype = *s.text;
   }
+
+  // A count (elements, ranks): a non-negative integer, else -1 (the field is then ignored, not refused).
+  static int64_t count_of(const Scalar& s) { return s.is_number && s.integral && s.integer >= 0 ? s.integer : -1; }
 
   const std::function<void(const ChromeEvent&)>& on_event_;
   std::vector<Frame> stack_;

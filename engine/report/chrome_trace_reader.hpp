@@ -31,6 +31,13 @@ struct ChromeEvent {
   int64_t index = 0;         // the event's place in the event list (for messages)
   std::string arg_pass;      // args.pass of our own task (forward, backward, recompute, step)
   double arg_bytes = -1;     // args.bytes of our own task (-1: none)
+  // A collective's message as PyTorch >= 2.1 records it (record_param_comms, and the NCCL kernel itself):
+  // args["In msg nelems"], ["Out msg nelems"], ["Group size"] (-1: absent or not a non-negative integer) and
+  // ["dtype"] ("Float", "BFloat16", ...).
+  int64_t in_nelems = -1;
+  int64_t out_nelems = -1;
+  int64_t group_size = -1;
+  std::string msg_dtype;
 };
 
 struct ChromeTraceInfo {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <tuple>
 
 namespace simumax::report {
@@ -40,6 +41,12 @@ void attribute(KinetoEvents& k) {
   }
 }
 
+// The event's collective message, when it records any of it.
+std::optional<CommArgs> comm_args(const ChromeEvent& e, StringPool& strings) {
+  if (e.in_nelems < 0 && e.out_nelems < 0 && e.group_size < 0) return std::nullopt;
+  return CommArgs{e.in_nelems, e.out_nelems, e.group_size, strings.id(e.msg_dtype)};
+}
+
 }  // namespace
 
 uint32_t StringPool::id(const std::string& s) {
@@ -70,6 +77,7 @@ KinetoEvents read_kineto_events(const std::string& path, const KernelClassTable&
       g.stream = e.stream >= 0 ? e.stream : e.tid;
       g.correlation = e.correlation;
       g.collective = k.strings.id(e.collective);
+      if (auto c = comm_args(e, k.strings)) k.gpu_comm.emplace(k.gpu.size(), *c);
       k.gpu.push_back(g);
     } else if (is_launch_category(cat)) {
       if (e.correlation < 0) return;
@@ -78,6 +86,7 @@ KinetoEvents read_kineto_events(const std::string& path, const KernelClassTable&
     } else if (e.name.starts_with("ProfilerStep#") && cat != "gpu_user_annotation") {
       k.steps.push_back(CpuStep{e.ts_us, e.ts_us + e.dur_us, e.pid, e.name});
     } else if (is_cpu_op_category(cat)) {
+      if (auto c = comm_args(e, k.strings)) k.op_comm.emplace(k.ops.size(), *c);
       k.ops.push_back(CpuOp{e.ts_us, e.ts_us + e.dur_us, e.pid, e.tid, k.strings.id(e.name),
                             k.strings.id(e.input_dims), k.strings.id(e.collective), k.strings.id(e.input_type)});
     }

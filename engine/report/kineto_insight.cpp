@@ -103,6 +103,7 @@ std::vector<RealOp> group_calls(const KinetoEvents& k, const KernelClassTable& t
       r.pass = c.pass;
       r.cls = class_label(table, c.cls);
       if (table.class_of(c.cls).name == "gemm") r.gemm = gemm_shape(r.op, r.dims);
+      if (table.class_of(c.cls).name == "attention") r.attention = attention_shape(r.op, r.dims);
       ops.push_back(std::move(r));
     }
     RealOp& r = ops[it->second];

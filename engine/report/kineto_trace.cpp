@@ -89,6 +89,7 @@ KinetoProfile load_kineto_trace(const std::string& path, const KernelClassTable&
   const auto kept = steps_with_work(c, owned, path);
   p.main_stream = main_stream(c, table);
   p.insight = analyse_trace(c, table, p.main_stream, top_n);
+  p.collective_calls = collective_calls(c, table, c.info.world_size);
   const std::vector<double> starts = window_starts(c, p.main_stream);
   // The last step has no next step to end it: it ends when the last event it launched does.
   double last_end = starts[kept.back()];

@@ -1,10 +1,12 @@
 #include "engine/report/chrome_trace_reader.hpp"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <istream>
 #include <limits>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -18,6 +20,7 @@ namespace simumax::report {
 namespace {
 
 using Json = nlohmann::json;
+using namespace std::string_view_literals;
 
 // A scalar JSON value as the handler saw it.
 struct Scalar {
@@ -25,7 +28,7 @@ struct Scalar {
   double number = 0;
   int64_t integer = 0;
   bool integral = false;
-  const std::string* text = nullptr;
+  std::string* text = nullptr;  // the parser's buffer: a field may take its text (swap), it is cleared next
 };
 
 std::optional<int64_t> parse_int(std::string_view s) {
@@ -67,7 +70,7 @@ class Handler : public nlohmann::json_sax<Json> {
   }
   bool binary(binary_t&) override { return true; }
   bool key(string_t& k) override {
-    stack_.back().key = k;
+    stack_.back().key.swap(k);  // the parser's buffer: it is cleared before its next use
     return true;
   }
   bool start_object(std::size_t) override { return open(true); }
@@ -76,7 +79,7 @@ class Handler : public nlohmann::json_sax<Json> {
     if (in_dims()) event_.input_dims += '}';
     if (in_events() && stack_.size() == events_depth_ + 1) {
       // A complete event is a span of time: without a finite start and a duration >= 0 no breakdown is right.
-      if (event_.ph == "X" && !(has_ts_ && has_dur_ && std::isfinite(event_.ts_us) && std::isfinite(event_.dur_us) &&
+      if (event_.ph == "X"sv && !(has_ts_ && has_dur_ && std::isfinite(event_.ts_us) && std::isfinite(event_.dur_us) &&
                                 event_.dur_us >= 0)) {
         return refuse("a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0");
       }
@@ -137,8 +140,8 @@ class Handler : public nlohmann::json_sax<Json> {
   }
 
   bool open(bool object) {
-    if (!object && in_events() && stack_.size() == events_depth_ + 2 && stack_.back().key == "Input Dims" &&
-        stack_[stack_.size() - 2].key == "args") {
+    if (!object && in_events() && stack_.size() == events_depth_ + 2 && stack_.back().key == "Input Dims"sv &&
+        stack_[stack_.size() - 2].key == "args"sv) {
       dims_depth_ = stack_.size() + 1;
     }
     if (in_dims() || (dims_depth_ > 0 && stack_.size() + 1 == dims_depth_)) {
@@ -149,7 +152,7 @@ class Handler : public nlohmann::json_sax<Json> {
     const size_t n = stack_.size();
     if (!object && events_depth_ == 0) {
       // The event list: a bare top-level array, or the array under the root object's "traceEvents".
-      if (n == 1 || (n == 2 && stack_[0].object && stack_[0].key == "traceEvents")) events_depth_ = n;
+      if (n == 1 || (n == 2 && stack_[0].object && stack_[0].key == "traceEvents"sv)) events_depth_ = n;
     }
     if (object && in_events() && n == events_depth_ + 1) {
       event_ = ChromeEvent{};
@@ -176,21 +179,21 @@ class Handler : public nlohmann::json_sax<Json> {
       return true;
     }
     if (in_events() && n == events_depth_ + 3 && s.text && event_.input_type.empty() &&
-        stack_[n - 2].key == "Input type" && stack_[n - 3].key == "args" && !stack_.back().object) {
-      event_.input_type = *s.text;
+        stack_[n - 2].key == "Input type"sv && stack_[n - 3].key == "args"sv && !stack_.back().object) {
+      event_.input_type.swap(*s.text);
     }
     if (in_events() && n == events_depth_ + 1) {
       event_field(stack_.back().key, s);
-    } else if (in_events() && n == events_depth_ + 2 && stack_[n - 2].key == "args" && stack_.back().object) {
+    } else if (in_events() && n == events_depth_ + 2 && stack_[n - 2].key == "args"sv && stack_.back().object) {
       arg_field(stack_.back().key, s);
-    } else if (n == 2 && stack_[0].object && stack_[0].key == "distributedInfo" && s.is_number) {
-      const std::string& k = stack_[1].key;
-      if (k != "rank" && k != "world_size") return true;
+    } else if (n == 2 && stack_[0].object && stack_[0].key == "distributedInfo"sv && s.is_number) {
+      const std::string_view k = stack_[1].key;
+      if (k != "rank"sv && k != "world_size"sv) return true;
       if (!s.integral || !fits_int(s.number)) {
         bad_info_ = k;
         return false;
       }
-      (k == "rank" ? info_.rank : info_.world_size) = s.integer;
+      (k == "rank"sv ? info_.rank : info_.world_size) = s.integer;
     }
     return true;
   }
@@ -227,29 +230,29 @@ class Handler : public nlohmann::json_sax<Json> {
     return *end == '\0' ? v : std::nan("");
   }
 
-  void event_field(const std::string& k, const Scalar& s) {
-    if (k == "ph" && s.text) event_.ph = *s.text;
-    else if (k == "cat" && s.text) event_.cat = *s.text;
-    else if (k == "name" && s.text) event_.name = *s.text;
-    else if (k == "pid") read_id(s, event_.pid, event_.pid_numeric, true);
-    else if (k == "tid") read_id(s, event_.tid, event_.tid_numeric, false);
-    else if (k == "ts") event_.ts_us = as_double(s), has_ts_ = true;
-    else if (k == "dur") event_.dur_us = as_double(s), has_dur_ = true;
+  void event_field(std::string_view k, const Scalar& s) {
+    if (k == "ph"sv && s.text) event_.ph.swap(*s.text);
+    else if (k == "cat"sv && s.text) event_.cat.swap(*s.text);
+    else if (k == "name"sv && s.text) event_.name.swap(*s.text);
+    else if (k == "pid"sv) read_id(s, event_.pid, event_.pid_numeric, true);
+    else if (k == "tid"sv) read_id(s, event_.tid, event_.tid_numeric, false);
+    else if (k == "ts"sv) event_.ts_us = as_double(s), has_ts_ = true;
+    else if (k == "dur"sv) event_.dur_us = as_double(s), has_dur_ = true;
   }
 
-  void arg_field(const std::string& k, const Scalar& s) {
-    if (k == "correlation" && s.is_number) event_.correlation = s.integer;
-    else if (k == "stream" && s.is_number) event_.stream = s.integer;
-    else if (k == "name" && s.text) event_.arg_name = *s.text;
-    else if (k == "Collective name" && s.text) event_.collective = *s.text;
-    else if (k == "flops" && s.is_number) event_.flops = s.number;
-    else if (k == "shape_key" && s.text) event_.shape_key = *s.text;
-    else if (k == "pass" && s.text) event_.arg_pass = *s.text;
-    else if (k == "bytes" && s.is_number) event_.arg_bytes = s.number;
-    else if (k == "In msg nelems") event_.in_nelems = count_of(s);
-    else if (k == "Out msg nelems") event_.out_nelems = count_of(s);
-    else if (k == "Group size") event_.group_size = count_of(s);
-    else if (k == "dtype" && s.text) event_.msg_dtype = *s.text;
+  void arg_field(std::string_view k, const Scalar& s) {
+    if (k == "correlation"sv && s.is_number) event_.correlation = s.integer;
+    else if (k == "stream"sv && s.is_number) event_.stream = s.integer;
+    else if (k == "name"sv && s.text) event_.arg_name.swap(*s.text);
+    else if (k == "Collective name"sv && s.text) event_.collective.swap(*s.text);
+    else if (k == "flops"sv && s.is_number) event_.flops = s.number;
+    else if (k == "shape_key"sv && s.text) event_.shape_key.swap(*s.text);
+    else if (k == "pass"sv && s.text) event_.arg_pass.swap(*s.text);
+    else if (k == "bytes"sv && s.is_number) event_.arg_bytes = s.number;
+    else if (k == "In msg nelems"sv) event_.in_nelems = count_of(s);
+    else if (k == "Out msg nelems"sv) event_.out_nelems = count_of(s);
+    else if (k == "Group size"sv) event_.group_size = count_of(s);
+    else if (k == "dtype"sv && s.text) event_.msg_dtype.swap(*s.text);
   }
 
   // A count (elements, ranks): a non-negative integer, else -1 (the field is then ignored, not refused).
@@ -270,6 +273,307 @@ class Handler : public nlohmann::json_sax<Json> {
   ChromeTraceInfo info_;
   size_t error_byte_ = 0;
   std::string error_;
+};
+
+// A JSON reader for the common case, driving the same Handler as nlohmann's SAX parser does, several times faster:
+// its lexer reads bytes straight from a buffer. It takes JSON at least as strictly as nlohmann does (RFC 8259
+// numbers, strings with valid escapes and UTF-8, no trailing text), and stops as "unsure" at anything it does not
+// take or any error: the caller then reads the file again with nlohmann (passing on only the events not yet
+// delivered), so what is refused, and the message, stay nlohmann's.
+class FastReader {
+ public:
+  enum class Result { kDone, kStopped, kUnsure };  // parsed whole; the handler refused (it says why); re-read
+
+  FastReader(std::streambuf& in, Handler& handler) : in_(in), h_(handler), buf_(new char[kBufferBytes]) {}
+
+  Result run() {
+    int c = skip_ws();
+    if (c < 0 || c == 0xEF) return Result::kUnsure;  // empty, or a byte-order mark (nlohmann skips one)
+    std::vector<char> open;  // 'o' / 'a' for each open container
+    bool expect_value = true;
+    for (;;) {
+      if (expect_value) {
+        c = skip_ws();
+        if (c == '{') {
+          ++pos_;
+          if (!h_.start_object(static_cast<std::size_t>(-1))) return Result::kStopped;
+          c = skip_ws();
+          if (c == '}') {
+            ++pos_;
+            if (!h_.end_object()) return Result::kStopped;
+            expect_value = false;
+          } else {
+            open.push_back('o');
+            const Result r = member_key();
+            if (r != Result::kDone) return r;
+            continue;
+          }
+        } else if (c == '[') {
+          ++pos_;
+          if (!h_.start_array(static_cast<std::size_t>(-1))) return Result::kStopped;
+          c = skip_ws();
+          if (c == ']') {
+            ++pos_;
+            if (!h_.end_array()) return Result::kStopped;
+            expect_value = false;
+          } else {
+            open.push_back('a');
+            continue;
+          }
+        } else {
+          const Result r = scalar(c);
+          if (r != Result::kDone) return r;
+          expect_value = false;
+        }
+      }
+      // After a value: the end of the document, a separator or the end of the innermost container.
+      c = skip_ws();
+      if (open.empty()) return c < 0 && !failed_ ? Result::kDone : Result::kUnsure;
+      if (c == ',') {
+        ++pos_;
+        if (open.back() == 'o') {
+          const Result r = member_key();
+          if (r != Result::kDone) return r;
+        }
+        expect_value = true;
+      } else if (c == (open.back() == 'o' ? '}' : ']')) {
+        ++pos_;
+        if (!(open.back() == 'o' ? h_.end_object() : h_.end_array())) return Result::kStopped;
+        open.pop_back();
+      } else {
+        return Result::kUnsure;
+      }
+    }
+  }
+
+ private:
+  // Makes a byte available at pos_ (refilling the buffer); false at the end of the input or a read error.
+  bool more() {
+    if (pos_ < end_) return true;
+    if (failed_) return false;
+    try {
+      end_ = static_cast<size_t>(in_.sgetn(buf_.get(), static_cast<std::streamsize>(kBufferBytes)));
+    } catch (const common::ConfigError&) {  // corrupt gzip: nlohmann's reading says what comes first
+      failed_ = true;
+      end_ = 0;
+    }
+    pos_ = 0;
+    return end_ > 0;
+  }
+  int peek() { return more() ? static_cast<unsigned char>(buf_[pos_]) : -1; }
+  int get() { return more() ? static_cast<unsigned char>(buf_[pos_++]) : -1; }
+
+  int skip_ws() {
+    for (;;) {
+      while (pos_ < end_) {
+        const char c = buf_[pos_];
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return static_cast<unsigned char>(c);
+        ++pos_;
+      }
+      if (!more()) return -1;
+    }
+  }
+
+  // A key, its colon, and the handler told; the value follows.
+  Result member_key() {
+    if (skip_ws() != '"') return Result::kUnsure;
+    ++pos_;
+    if (!string_body()) return Result::kUnsure;
+    if (skip_ws() != ':') return Result::kUnsure;
+    ++pos_;
+    return h_.key(text_) ? Result::kDone : Result::kStopped;
+  }
+
+  Result scalar(int c) {
+    if (c == '"') {
+      ++pos_;
+      if (!string_body()) return Result::kUnsure;
+      return h_.string(text_) ? Result::kDone : Result::kStopped;
+    }
+    if (c == 't' || c == 'f' || c == 'n') {
+      const char* word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+      for (const char* w = word; *w; ++w) {
+        if (get() != static_cast<unsigned char>(*w)) return Result::kUnsure;
+      }
+      const bool ok = c == 'n' ? h_.null() : h_.boolean(c == 't');
+      return ok ? Result::kDone : Result::kStopped;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) return number();
+    return Result::kUnsure;
+  }
+
+  // -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, as nlohmann types it: an integer that fits int64 (or, not
+  // negative, uint64) is one, anything else a finite double.
+  Result number() {
+    char text[64];
+    size_t n = 0;
+    bool integral = true;
+    const auto take = [&](int c) {
+      if (n + 1 >= sizeof text) return false;  // a number this long: let nlohmann read it
+      text[n++] = static_cast<char>(c);
+      ++pos_;
+      return true;
+    };
+    const auto digits = [&](bool at_least_one) {
+      int c = peek();
+      if (at_least_one && !(c >= '0' && c <= '9')) return false;
+      while (c >= '0' && c <= '9') {
+        if (!take(c)) return false;
+        c = peek();
+      }
+      return true;
+    };
+    int c = peek();
+    if (c == '-' && !take(c)) return Result::kUnsure;
+    c = peek();
+    if (c == '0') {
+      if (!take(c)) return Result::kUnsure;
+    } else if (!digits(true)) {
+      return Result::kUnsure;
+    }
+    c = peek();
+    if (c == '.') {
+      integral = false;
+      if (!take(c) || !digits(true)) return Result::kUnsure;
+      c = peek();
+    }
+    if (c == 'e' || c == 'E') {
+      integral = false;
+      if (!take(c)) return Result::kUnsure;
+      c = peek();
+      if ((c == '+' || c == '-') && !take(c)) return Result::kUnsure;
+      if (!digits(true)) return Result::kUnsure;
+    }
+    if (failed_) return Result::kUnsure;
+    const char* end = text + n;
+    if (integral) {
+      int64_t v = 0;
+      if (const auto r = std::from_chars(text, end, v); r.ec == std::errc() && r.ptr == end) {
+        return h_.number_integer(v) ? Result::kDone : Result::kStopped;
+      }
+      uint64_t u = 0;
+      if (const auto r = std::from_chars(text, end, u); text[0] != '-' && r.ec == std::errc() && r.ptr == end) {
+        return h_.number_unsigned(u) ? Result::kDone : Result::kStopped;
+      }
+    }
+    double d = 0;
+    const auto r = std::from_chars(text, end, d);
+    if (r.ec != std::errc() || r.ptr != end || !std::isfinite(d)) return Result::kUnsure;
+    return h_.number_float(d, raw_) ? Result::kDone : Result::kStopped;
+  }
+
+  // The rest of a string after its opening quote, into text_: escapes decoded, UTF-8 checked (RFC 3629), no raw
+  // control character. False for anything nlohmann would refuse.
+  bool string_body() {
+    text_.clear();
+    for (;;) {
+      // The plain run: printable ASCII up to a quote, a backslash, a control or non-ASCII byte.
+      size_t i = pos_;
+      while (i < end_ && kPlain[static_cast<unsigned char>(buf_[i])]) ++i;
+      text_.append(buf_.get() + pos_, i - pos_);
+      pos_ = i;
+      const int c = get();
+      if (c < 0 || c < 0x20) return false;
+      if (c == '"') return true;
+      if (c == '\\') {
+        if (!escape()) return false;
+      } else if (c >= 0x80) {
+        if (!utf8(c)) return false;
+      } else {
+        text_ += static_cast<char>(c);
+      }
+    }
+  }
+
+  bool utf8(int lead) {
+    int need = 0, lo = 0x80, hi = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) need = 1;
+    else if (lead == 0xE0) need = 2, lo = 0xA0;
+    else if ((lead >= 0xE1 && lead <= 0xEC) || lead == 0xEE || lead == 0xEF) need = 2;
+    else if (lead == 0xED) need = 2, hi = 0x9F;
+    else if (lead == 0xF0) need = 3, lo = 0x90;
+    else if (lead >= 0xF1 && lead <= 0xF3) need = 3;
+    else if (lead == 0xF4) need = 3, hi = 0x8F;
+    else return false;
+    text_ += static_cast<char>(lead);
+    for (int k = 0; k < need; ++k) {
+      const int b = get();
+      if (b < (k == 0 ? lo : 0x80) || b > (k == 0 ? hi : 0xBF)) return false;
+      text_ += static_cast<char>(b);
+    }
+    return true;
+  }
+
+  int hex4() {
+    int v = 0;
+    for (int k = 0; k < 4; ++k) {
+      const int c = get();
+      int d;
+      if (c >= '0' && c <= '9') d = c - '0';
+      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+      else return -1;
+      v = v * 16 + d;
+    }
+    return v;
+  }
+
+  bool escape() {
+    const int c = get();
+    switch (c) {
+      case '"': text_ += '"'; return true;
+      case '\\': text_ += '\\'; return true;
+      case '/': text_ += '/'; return true;
+      case 'b': text_ += '\b'; return true;
+      case 'f': text_ += '\f'; return true;
+      case 'n': text_ += '\n'; return true;
+      case 'r': text_ += '\r'; return true;
+      case 't': text_ += '\t'; return true;
+      case 'u': break;
+      default: return false;
+    }
+    int cp = hex4();
+    if (cp < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) return false;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {  // a high surrogate: its low one must follow
+      if (get() != '\\' || get() != 'u') return false;
+      const int low = hex4();
+      if (low < 0xDC00 || low > 0xDFFF) return false;
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+    }
+    if (cp < 0x80) {
+      text_ += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      text_ += static_cast<char>(0xC0 | (cp >> 6));
+      text_ += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      text_ += static_cast<char>(0xE0 | (cp >> 12));
+      text_ += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      text_ += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      text_ += static_cast<char>(0xF0 | (cp >> 18));
+      text_ += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      text_ += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      text_ += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    return true;
+  }
+
+  // Bytes a string holds as they are: printable ASCII but the quote and the backslash.
+  static constexpr std::array<bool, 256> kPlain = [] {
+    std::array<bool, 256> t{};
+    for (int b = 0x20; b < 0x80; ++b) t[static_cast<size_t>(b)] = b != '"' && b != '\\';
+    return t;
+  }();
+
+  static constexpr size_t kBufferBytes = size_t{1} << 20;
+
+  std::streambuf& in_;
+  Handler& h_;
+  std::unique_ptr<char[]> buf_;  // not zeroed: only the bytes read are looked at
+  size_t pos_ = 0, end_ = 0;
+  bool failed_ = false;  // the stream threw (corrupt gzip)
+  std::string text_;     // the last string or key
+  std::string raw_;      // number_float's raw text (the handler does not read it)
 };
 
 // nlohmann reports a byte offset; users need the line and column. The text is streamed once more to find them.
@@ -300,11 +604,10 @@ std::string explanation(const std::string& what) {
 
 }  // namespace
 
-ChromeTraceInfo read_chrome_trace(const std::string& path, const std::function<void(const ChromeEvent&)>& on_event) {
-  TraceStreamBuf buf(path);
-  std::istream in(&buf);
-  Handler handler(on_event);
-  const bool ok = Json::sax_parse(in, &handler);
+namespace {
+
+// The outcome of a parse (`ok`: the whole document was read and the handler accepted it), as the caller sees it.
+ChromeTraceInfo finish(const std::string& path, const Handler& handler, bool ok, const TraceStreamBuf& buf) {
   if (handler.bad_event() >= 0) {
     throw common::ConfigError(path, handler.events_pointer() + "/" + std::to_string(handler.bad_event()),
                               handler.bad_event_reason());
@@ -321,6 +624,33 @@ ChromeTraceInfo read_chrome_trace(const std::string& path, const std::function<v
     throw common::ConfigError(path, "", "not a Chrome trace: no \"traceEvents\" array (Trace Event Format)");
   }
   return handler.info();
+}
+
+}  // namespace
+
+ChromeTraceInfo read_chrome_trace(const std::string& path, const std::function<void(const ChromeEvent&)>& on_event) {
+  int64_t delivered = 0;
+  {
+    TraceStreamBuf buf(path);
+    Handler handler(on_event);
+    const FastReader::Result r = FastReader(buf, handler).run();
+    if (r != FastReader::Result::kUnsure) return finish(path, handler, r == FastReader::Result::kDone, buf);
+    delivered = handler.info().events;
+  }
+  // Something the fast reader does not take (most often an error): nlohmann reads the file again, from the start,
+  // and decides; the events already delivered are not delivered twice.
+  return read_chrome_trace_with_nlohmann(path, [&](const ChromeEvent& e) {
+    if (e.index >= delivered) on_event(e);
+  });
+}
+
+ChromeTraceInfo read_chrome_trace_with_nlohmann(const std::string& path,
+                                                const std::function<void(const ChromeEvent&)>& on_event) {
+  TraceStreamBuf buf(path);
+  std::istream in(&buf);
+  Handler handler(on_event);
+  const bool ok = Json::sax_parse(in, &handler);
+  return finish(path, handler, ok, buf);
 }
 
 }  // namespace simumax::report

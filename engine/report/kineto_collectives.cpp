@@ -126,10 +126,9 @@ std::optional<int64_t> element_bytes(std::string_view type) {
   return std::nullopt;
 }
 
-std::vector<CollectiveCall> collective_calls(const KinetoEvents& k, const KernelClassTable& table,
-                                             std::optional<int64_t> world_size) {
+std::vector<CollectiveCall> collective_calls(const KinetoEvents& k, const CpuOpIndex& index,
+                                             const KernelClassTable& table, std::optional<int64_t> world_size) {
   std::vector<CollectiveCall> out;
-  const CpuOpIndex index(k.ops);
   for (size_t i = 0; i < k.gpu.size(); ++i) {
     const GpuEvent& g = k.gpu[i];
     if (g.step < 0 || table.class_of(g.timed.cls).kind != ClassKind::kComm) continue;
@@ -180,9 +179,8 @@ std::optional<std::string> collective_of_arg(std::string_view collective_name) {
   return collective_of_canonical(canonical(collective_name));
 }
 
-CollectiveLabels label_collectives(KinetoEvents& k, KernelClassTable& table) {
+CollectiveLabels label_collectives(KinetoEvents& k, const CpuOpIndex& index, KernelClassTable& table) {
   CollectiveLabels out;
-  const CpuOpIndex index(k.ops);
   for (auto& g : k.gpu) {
     if (table.class_of(g.timed.cls).kind != ClassKind::kComm) continue;
     if (const auto t = cpu_type(k, index, g)) {

@@ -49,11 +49,12 @@ std::optional<int64_t> element_bytes(std::string_view type);
 // msg nelems, Group size, dtype: PyTorch >= 2.1), else from the enclosing CPU ops: record_param_comms' args, the
 // nccl:<coll> annotation's Input Dims (its input tensor), c10d::_allgather_base_ / _reduce_scatter_base_'s
 // (output, input) dims, whose ratio is the group size. REQUIRES: label_collectives ran on `events`.
-std::vector<CollectiveCall> collective_calls(const KinetoEvents& events, const KernelClassTable& table,
-                                             std::optional<int64_t> world_size);
+std::vector<CollectiveCall> collective_calls(const KinetoEvents& events, const CpuOpIndex& index,
+                                             const KernelClassTable& table, std::optional<int64_t> world_size);
 
 // Re-types every comm-kind GPU event of `events` whose launching CPU op names a collective, adding subclasses to
 // `table` where it lacks one (a user table may not declare all_to_all). Other events are left alone.
-CollectiveLabels label_collectives(KinetoEvents& events, KernelClassTable& table);
+// `index` is over events.ops.
+CollectiveLabels label_collectives(KinetoEvents& events, const CpuOpIndex& index, KernelClassTable& table);
 
 }  // namespace simumax::report

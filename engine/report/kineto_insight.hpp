@@ -71,8 +71,9 @@ struct TraceInsight {
   IdleSplit idle;
 };
 
-// REQUIRES: `events` read with `table`, steps attributed; `main_stream` as KinetoProfile's.
-TraceInsight analyse_trace(const KinetoEvents& events, const KernelClassTable& table, int64_t main_stream,
+// REQUIRES: `events` read with `table`, steps attributed; `index` over events.ops; `main_stream` as KinetoProfile's.
+TraceInsight analyse_trace(const KinetoEvents& events, const CpuOpIndex& index, const KernelClassTable& table,
+                           int64_t main_stream,
                            size_t top_n);
 
 }  // namespace simumax::report

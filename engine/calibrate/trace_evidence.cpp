@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "engine/config/strategy_config.hpp"
 #include "engine/cost/comm_cost.hpp"
@@ -251,6 +252,69 @@ config::SystemConfig with_network_fits(config::SystemConfig sys, const std::vect
   return sys;
 }
 
+namespace {
+
+// One tier and op's fit (learn_collectives); sets each point's role. nullopt (with a note) when no bandwidth fits.
+std::optional<NetworkFit> fit_tier(const std::string& net, const std::string& op, std::vector<CollectivePoint>& points,
+                                   const config::SystemConfig& base, std::vector<std::string>& notes) {
+  std::vector<Terms> terms;
+  for (const auto& p : points) terms.push_back(terms_of(base, p));
+  // The bandwidth point: the highest bus bandwidth (ties: the first, the smaller group and message).
+  size_t bw = 0;
+  for (size_t i = 1; i < points.size(); ++i) {
+    if (points[i].bus_gbps > points[bw].bus_gbps) bw = i;
+  }
+  // Each group size's latency point: its smallest message.
+  std::map<int64_t, size_t> smallest;
+  for (size_t i = 0; i < points.size(); ++i) {
+    auto [it, fresh] = smallest.emplace(points[i].group, i);
+    if (!fresh && points[i].bytes < points[it->second].bytes) it->second = i;
+  }
+  // t = bytes_s / eff + latency: the line through the bandwidth and latency points of the bandwidth group.
+  const double t_bw = points[bw].min_us * 1e-6;
+  const size_t lat = smallest.at(points[bw].group);
+  double inv_eff = 0, latency_s = 0;
+  bool two_point = false;
+  if (lat != bw) {
+    const double t_lat = points[lat].min_us * 1e-6;
+    inv_eff = (t_bw - t_lat) / (terms[bw].bytes_s - terms[lat].bytes_s);
+    latency_s = t_bw - inv_eff * terms[bw].bytes_s;
+    two_point = inv_eff > 0 && latency_s >= 0 && std::isfinite(inv_eff);
+  }
+  if (!two_point) {
+    // One message size at this group (or a line with a negative slope or intercept): keep the base's latency
+    // when the real time allows it, else none, and take the efficiency from the bandwidth point alone.
+    latency_s = terms[bw].base_latency_s < t_bw ? terms[bw].base_latency_s : 0;
+    inv_eff = (t_bw - latency_s) / terms[bw].bytes_s;
+  }
+  if (!(inv_eff > 0) || !std::isfinite(inv_eff)) {
+    notes.push_back(describe(points[bw]) + ": no bytes term to fit: " + net + " " + op + " not learnt");
+    return std::nullopt;
+  }
+  // The latency goes into the per-hop latency_us (as SimuMax scales it with the group); each other group's
+  // difference into its fixed latency.
+  NetworkFit fit{net, op, 1 / inv_eff, latency_s * 1e6 / terms[bw].hops, {}};
+  fit.fixed_latency_us[points[bw].group] = 0;
+  points[bw].role = "bandwidth";
+  for (const auto& [group, i] : smallest) {
+    if (i == bw) continue;
+    if (group == points[bw].group) {
+      points[i].role = two_point ? "latency" : "check";
+      continue;
+    }
+    const double f = points[i].min_us - inv_eff * terms[i].bytes_s * 1e6 - fit.latency_us * terms[i].hops;
+    fit.fixed_latency_us[group] = std::max(0.0, f);
+    points[i].role = f >= 0 ? "latency" : "check";
+    if (f < 0) {
+      notes.push_back(describe(points[i]) + " runs faster than the fitted bandwidth and latency allow: its fixed "
+                      "latency is 0");
+    }
+  }
+  return fit;
+}
+
+}  // namespace
+
 CollectiveEvidence learn_collectives(const std::map<CollectiveKey, std::vector<double>>& calls,
                                      const std::map<CollectiveKey, bool>& group_is_world, CollectiveEvidence evidence,
                                      const config::SystemConfig& base) {
@@ -279,62 +343,10 @@ CollectiveEvidence learn_collectives(const std::map<CollectiveKey, std::vector<d
     by_tier[{p.net, p.op}].push_back(p);
   }
   for (auto& [tier, points] : by_tier) {
-    std::vector<Terms> terms;
-    for (const auto& p : points) terms.push_back(terms_of(base, p));
-    // The bandwidth point: the highest bus bandwidth (ties: the first, the smaller group and message).
-    size_t bw = 0;
-    for (size_t i = 1; i < points.size(); ++i) {
-      if (points[i].bus_gbps > points[bw].bus_gbps) bw = i;
-    }
-    // Each group size's latency point: its smallest message.
-    std::map<int64_t, size_t> smallest;
-    for (size_t i = 0; i < points.size(); ++i) {
-      auto [it, fresh] = smallest.emplace(points[i].group, i);
-      if (!fresh && points[i].bytes < points[it->second].bytes) it->second = i;
-    }
-    // t = bytes_s / eff + latency: the line through the bandwidth and latency points of the bandwidth group.
-    const double t_bw = points[bw].min_us * 1e-6;
-    const size_t lat = smallest.at(points[bw].group);
-    double inv_eff = 0, latency_s = 0;
-    bool two_point = false;
-    if (lat != bw) {
-      const double t_lat = points[lat].min_us * 1e-6;
-      inv_eff = (t_bw - t_lat) / (terms[bw].bytes_s - terms[lat].bytes_s);
-      latency_s = t_bw - inv_eff * terms[bw].bytes_s;
-      two_point = inv_eff > 0 && latency_s >= 0 && std::isfinite(inv_eff);
-    }
-    if (!two_point) {
-      // One message size at this group (or a line with a negative slope or intercept): keep the base's latency
-      // when the real time allows it, else none, and take the efficiency from the bandwidth point alone.
-      latency_s = terms[bw].base_latency_s < t_bw ? terms[bw].base_latency_s : 0;
-      inv_eff = (t_bw - latency_s) / terms[bw].bytes_s;
-    }
-    if (!(inv_eff > 0) || !std::isfinite(inv_eff)) {
-      evidence.notes.push_back(describe(points[bw]) + ": no bytes term to fit: " + tier.first + " " + tier.second +
-                               " not learnt");
-      continue;
-    }
-    // The latency goes into the per-hop latency_us (as SimuMax scales it with the group); each other group's
-    // difference into its fixed latency.
-    NetworkFit fit{tier.first, tier.second, 1 / inv_eff, latency_s * 1e6 / terms[bw].hops, {}};
-    fit.fixed_latency_us[points[bw].group] = 0;
-    points[bw].role = "bandwidth";
-    for (const auto& [group, i] : smallest) {
-      if (i == bw) continue;
-      if (group == points[bw].group) {
-        points[i].role = two_point ? "latency" : "check";
-        continue;
-      }
-      const double f = points[i].min_us - inv_eff * terms[i].bytes_s * 1e6 - fit.latency_us * terms[i].hops;
-      fit.fixed_latency_us[group] = std::max(0.0, f);
-      points[i].role = f >= 0 ? "latency" : "check";
-      if (f < 0) {
-        evidence.notes.push_back(describe(points[i]) + " runs faster than the fitted bandwidth and latency allow: "
-                                 "its fixed latency is 0");
-      }
-    }
-    evidence.fits.push_back(fit);
-    const config::SystemConfig learnt = with_network_fits(base, {fit});
+    const auto fit = fit_tier(tier.first, tier.second, points, base, evidence.notes);
+    if (!fit) continue;
+    evidence.fits.push_back(*fit);
+    const config::SystemConfig learnt = with_network_fits(base, {*fit});
     for (auto& p : points) {
       p.model_us = collective_model_us(learnt, p);
       evidence.points.push_back(p);

@@ -125,6 +125,26 @@ class Handler : public nlohmann::json_sax<Json>, public JsonSax {
     std::string key;
   };
 
+  // The open containers. A popped frame is kept for the next push, its key's buffer with it: a trace opens and
+  // closes a few containers per event, millions of times.
+  class FrameStack {
+   public:
+    size_t size() const { return n_; }
+    Frame& back() { return frames_[n_ - 1]; }
+    const Frame& operator[](size_t i) const { return frames_[i]; }
+    void push(bool object) {
+      if (n_ == frames_.size()) frames_.emplace_back();
+      frames_[n_].object = object;
+      frames_[n_].key.clear();
+      ++n_;
+    }
+    void pop_back() { --n_; }
+
+   private:
+    std::vector<Frame> frames_;
+    size_t n_ = 0;
+  };
+
   bool in_events() const { return events_depth_ > 0 && !events_done_; }
 
   bool refuse(const std::string& why) {
@@ -149,7 +169,7 @@ class Handler : public nlohmann::json_sax<Json>, public JsonSax {
       dims_separator();
       event_.input_dims += object ? "{" : "[";
     }
-    stack_.push_back(Frame{object, {}});
+    stack_.push(object);
     const size_t n = stack_.size();
     if (!object && events_depth_ == 0) {
       // The event list: a bare top-level array, or the array under the root object's "traceEvents".
@@ -260,7 +280,7 @@ class Handler : public nlohmann::json_sax<Json>, public JsonSax {
   static int64_t count_of(const Scalar& s) { return s.is_number && s.integral && s.integer >= 0 ? s.integer : -1; }
 
   const std::function<void(const ChromeEvent&)>& on_event_;
-  std::vector<Frame> stack_;
+  FrameStack stack_;
   size_t events_depth_ = 0;  // stack size while inside the event list (0: not met yet)
   bool events_done_ = false;
   ChromeEvent event_;

@@ -293,7 +293,7 @@ TEST(ChromeTraceReader, MutatedTracesReadAsNlohmannReadsThem) {
                            '\x7f', '\x80', '\xc3', '\xed', '\xf4', '\xff'};
   const std::string path = ::testing::TempDir() + "mutated.json";
   int accepted = 0;
-  for (int i = 0; i < 1500; ++i) {
+  for (int i = 0; i < 600; ++i) {
     std::string t = seed;
     for (size_t m = 0, n = 1 + next() % 3; m < n && !t.empty(); ++m) {
       const size_t at = next() % t.size();
@@ -309,8 +309,8 @@ TEST(ChromeTraceReader, MutatedTracesReadAsNlohmannReadsThem) {
     ASSERT_EQ(transcript(path, false), slow) << "mutation " << i << ":\n" << t;
     accepted += slow.find("refused ") == std::string::npos;
   }
-  EXPECT_GT(accepted, 50);
-  EXPECT_LT(accepted, 1450);
+  EXPECT_GT(accepted, 20);
+  EXPECT_LT(accepted, 580);
 }
 
 }  // namespace

@@ -183,7 +183,8 @@ TEST(Calibrate, LearnsGemmEfficienciesFromARealTrace) {
                           "--system", "platforms/a100_pcie.json", "-o", out});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("from 1776 of 1776 GEMM calls; 0 without a shape"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("not learnt: attention"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("attention: nothing learnt: the traces have no attention kernel"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("learnt 2 network ops from 60 of 60 NCCL calls"), std::string::npos) << r.out;
   const auto base = nlohmann::json::parse(read_file("platforms/a100_pcie.json"));
   const auto learnt = nlohmann::json::parse(read_file(out));
   const auto& table = learnt["accelerator"]["op"]["matmul"]["accurate_efficient_factor"];
@@ -192,7 +193,18 @@ TEST(Calibrate, LearnsGemmEfficienciesFromARealTrace) {
   }
   EXPECT_GT(table.size(), base["accelerator"]["op"]["matmul"]["accurate_efficient_factor"].size());
   EXPECT_TRUE(table.contains("b=1, m=1024, k=1705, n=512, layout=TN, accumulate=False, out_dtype=fp32"));
-  EXPECT_EQ(learnt["networks"], base["networks"]);
+  // The all-to-all and all-reduce of its 8 ranks (PCIe tier on this config); the other ops and tiers as they were.
+  for (const auto& [net, v] : base["networks"].items()) {
+    if (net != "intra_node_pcie_8x") {
+      EXPECT_EQ(learnt["networks"][net], v) << net;
+    }
+  }
+  for (const auto& [op, v] : base["networks"]["intra_node_pcie_8x"]["op"].items()) {
+    if (op != "all2all" && op != "all_reduce") {
+      EXPECT_EQ(learnt["networks"]["intra_node_pcie_8x"]["op"][op], v) << op;
+    }
+  }
+  EXPECT_TRUE(learnt["networks"]["intra_node_pcie_8x"]["op"]["all_reduce"]["fixed_latency_us_by_comm_num"].contains("8"));
   // The written config runs.
   const auto s = summary_of({"run", "--model", "models/llama3-8b.json", "--strategy",
                              SIMUMAX_SHARED_DIR "/simumax-configs/strategy/tp1_pp2_dp4_mbs1.json", "--system", out},
@@ -200,12 +212,48 @@ TEST(Calibrate, LearnsGemmEfficienciesFromARealTrace) {
   EXPECT_GT(s["step_time_ms"].get<double>(), 0);
 }
 
-TEST(Calibrate, TraceWithoutShapesOrSystemIsRefused) {
+// Attention shapes and collectives with their messages (a synthetic PyTorch 2.x trace,
+// tests/data/compare/make_calibrate_traces.py) into sdp_fwd / sdp_bwd and the NVLink tier.
+TEST(Calibrate, LearnsAttentionAndCollectivesFromATrace) {
+  const fs::path dir = scratch("trace_attention");
+  const std::string out = (dir / "dgx_learnt.json").string();
+  const auto r = run_cli({"calibrate", "--trace", "tests/data/compare/calibrate_attention_nccl.json", "--system",
+                          "platforms/dgx_a100.json", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("learnt 2 attention shapes (1 sdp_fwd, 1 sdp_bwd) from 6 of 6 attention calls"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("learnt 2 network ops from 5 of 5 NCCL calls"), std::string::npos) << r.out;
+  const auto learnt = nlohmann::json::parse(read_file(out));
+  const std::string key = "batch=2, seq_len=4096, head_num=32, kv_head_num=8, qk_head_dim=128, v_head_dim=128, "
+                          "qkv_contiguous=True";
+  EXPECT_TRUE(learnt["accelerator"]["op"]["sdp_fwd"]["accurate_efficient_factor"].contains(key));
+  EXPECT_TRUE(learnt["accelerator"]["op"]["sdp_bwd"]["accurate_efficient_factor"].contains(key));
+  const auto& ar = learnt["networks"]["high_intra_node"]["op"]["all_reduce"];
+  EXPECT_NEAR(ar["latency_us"].get<double>(), 20.0 / 6, 0.01);
+  EXPECT_EQ(ar["fixed_latency_us_by_comm_num"]["4"], 0.0);
+  const auto s = summary_of({"run", "--model", "models/llama3-8b.json", "--strategy",
+                             SIMUMAX_SHARED_DIR "/simumax-configs/strategy/tp1_pp2_dp4_mbs1.json", "--system", out},
+                            dir / "run");
+  EXPECT_GT(s["step_time_ms"].get<double>(), 0);
+}
+
+// A trace with nothing to learn (no shapes, no collective; or collectives without a message) says why, exit 2,
+// and writes nothing.
+TEST(Calibrate, TraceWithNothingToLearnOrNoSystemIsRefused) {
   const fs::path dir = scratch("trace_bad");
-  auto r = run_cli({"calibrate", "--trace", SIMUMAX_SHARED_DIR "/traces/kineto/resnet_2gpu_rank0.json.gz", "--system",
+  auto r = run_cli({"calibrate", "--trace", "tests/data/compare/calibrate_no_evidence.json", "--system",
                     "platforms/a100_pcie.json", "-o", (dir / "x.json").string()});
   EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("nothing to learn"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("record_shapes=True"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("collectives: nothing learnt: the traces have no NCCL kernel in a profiled step"),
+            std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir / "x.json"));
+  r = run_cli({"calibrate", "--trace", "tests/data/compare/calibrate_unsized_nccl.json", "--system",
+               "platforms/a100_pcie.json", "-o", (dir / "x.json").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("1 without a message size or group size"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("collectives: nothing learnt: no NCCL call records its message"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir / "x.json"));
   r = run_cli({"calibrate", "--trace", SIMUMAX_SHARED_DIR "/traces/kineto/train_8gpu_rank3.json.gz", "-o",
                (dir / "x.json").string()});

@@ -1,16 +1,20 @@
-// Calibration from real profiler traces (`simumax-sim calibrate --trace`): each shaped GEMM's achieved efficiency
-// (achieved FLOP/s / the system's matmul peak), keyed as SimuMax keys its matmul table, so that the system config
-// times those shapes as the real GPU ran them. The other kind of evidence (step times) is calibrate.hpp.
+// Calibration from real profiler traces (`simumax-sim calibrate --trace`): each shaped GEMM's and fused attention
+// call's achieved efficiency (achieved FLOP/s / the system's peak), keyed as SimuMax keys its matmul and sdp
+// tables, and each collective's bus bandwidth, fitted into its network tier's efficiency and per-group-size fixed
+// latency, so that the system config times those shapes and messages as the real machine ran them. The other
+// kind of evidence (step times) is calibrate.hpp.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/config/system_config.hpp"
 #include "engine/report/gemm_shape.hpp"
 #include "engine/report/kineto_insight.hpp"
+#include "engine/report/kineto_trace.hpp"
 
 namespace simumax::calibrate {
 
@@ -25,11 +29,25 @@ struct GemmEntry {
   std::string source;        // the real op and trace ("aten::addmm in rank3.json.gz")
 };
 
+// One sdp_fwd / sdp_bwd table entry learnt from the calls of one attention shape.
+struct AttentionEntry {
+  std::string key;     // "batch=2, seq_len=4096, head_num=32, kv_head_num=8, qk_head_dim=128, v_head_dim=128, ..."
+  std::string op;      // sdp_fwd / sdp_bwd
+  report::AttentionShape shape;
+  int64_t calls = 0;
+  double median_us = 0;
+  double flops = 0;        // SimuMax's FLOPs of the pass (attention_flops)
+  double efficiency = 0;   // flops / (median time x the op's peak)
+  std::string source;
+};
+
 struct TraceEvidence {
   std::vector<GemmEntry> gemm;        // in key order
   int64_t gemm_calls = 0;             // GEMM-class calls seen
   int64_t gemm_calls_unshaped = 0;    // without a shape (no Input Dims, or an op gemm_shape does not know)
-  int64_t attention_calls = 0;        // attention-class calls seen (attention needs shapes the trace lacks)
+  int64_t attention_calls = 0;        // attention-class calls seen (add_attention)
+  int64_t attention_calls_unshaped = 0;  // without a known fused-attention op and its Input Dims
+  std::vector<AttentionEntry> attention;  // in (op, key) order
   int64_t traces_without_shapes = 0;  // traces with no Input Dims at all (record_shapes=False)
 };
 
@@ -50,5 +68,83 @@ void add_trace(const std::string& trace, const report::TraceInsight& insight,
 // REQUIRES: peak_tflops > 0.
 TraceEvidence finish(std::map<std::string, GemmEntry> entries, const std::map<std::string, std::vector<double>>& calls,
                      TraceEvidence evidence, double peak_tflops);
+
+// SimuMax's FLOPs of one flash-attention pass: base = b * heads * s^2 * (dqk + dv) (its 2*b*h*d*s^2 when dqk ==
+// dv); the forward 2 * base, the backward 5 * base (use_flash_sdp; no causal halving, no sparsity).
+double attention_flops(const report::AttentionShape& s);
+// SimuMax's sdp key of a shape (the same for both passes).
+std::string attention_key(const report::AttentionShape& s, bool qkv_contiguous);
+
+// Adds one trace's attention-class ops with a shape to `calls` (keyed "sdp_fwd|<key>"), counting the others.
+void add_attention(const std::string& trace, const report::TraceInsight& insight, bool qkv_contiguous,
+                   std::map<std::string, AttentionEntry>& entries, std::map<std::string, std::vector<double>>& calls,
+                   TraceEvidence& evidence);
+
+// The attention entries, each with the median over its calls and its efficiency against its op's peak.
+// REQUIRES: both peaks > 0.
+void finish_attention(std::map<std::string, AttentionEntry> entries,
+                      const std::map<std::string, std::vector<double>>& calls, double fwd_tflops, double bwd_tflops,
+                      TraceEvidence& evidence);
+
+// One (collective, group size, message size) of the traces.
+struct CollectivePoint {
+  std::string type;          // the NCCL call: all_reduce, all_gather, reduce_scatter, all_to_all, send, recv
+  std::string op;            // SimuMax's network op: all_reduce, all_gather, reduce_scatter, all2all, p2p
+  std::string net;           // the tier the system config times this group on
+  int64_t group = 0;
+  double bytes = 0;          // as nccl-tests sizes it (report::CollectiveCall::bytes)
+  bool group_is_world = false;
+  int64_t calls = 0;
+  double min_us = 0;         // the fastest call: the others waited longer for their peers
+  double median_us = 0;
+  double bus_gbps = 0;       // nccl-tests' bus bandwidth of the fastest call, GB/s (1e9 B/s)
+  std::string role;          // what the fit used it for: "bandwidth", "latency", or "check" (not fitted)
+  double model_us = 0;       // the learnt config's time for it
+};
+
+// What one (tier, op) of the system config learnt: the op's efficient_factor, its per-hop latency_us (which
+// SimuMax multiplies by the group's hops on 8-GPU nodes) and a fixed latency per group size.
+struct NetworkFit {
+  std::string net, op;
+  double efficient_factor = 0;
+  double latency_us = 0;
+  std::map<int64_t, double> fixed_latency_us;  // by group size
+};
+
+struct CollectiveEvidence {
+  std::vector<CollectivePoint> points;  // by (net, op, group, bytes)
+  std::vector<NetworkFit> fits;
+  int64_t calls = 0;              // NCCL kernels of the profiled steps
+  int64_t calls_unsized = 0;      // without a message size (no Input Dims / msg nelems) or a group size
+  int64_t calls_unmodelled = 0;   // collectives SimuMax has no op for (broadcast, reduce, barrier, ...)
+  int64_t calls_group_assumed = 0;  // their group size taken as the trace's world size
+  std::vector<std::string> notes;  // what could not be fitted, and why
+};
+
+// SimuMax's network op for an NCCL call type ("all_to_all" -> "all2all", "send" -> "p2p"); "" for none.
+std::string network_op_of(const std::string& type);
+// nccl-tests' bus bandwidth factor (doc/PERFORMANCE.md): all-reduce 2(n-1)/n; all-gather, reduce-scatter and
+// all-to-all (n-1)/n; send/recv 1.
+double bus_factor(const std::string& op, int64_t group);
+
+// Adds one trace's NCCL calls to `calls`, keyed by (type, group, bytes).
+using CollectiveKey = std::tuple<std::string, int64_t, double>;
+void add_collectives(const report::KinetoProfile& profile, std::map<CollectiveKey, std::vector<double>>& calls,
+                     std::map<CollectiveKey, bool>& group_is_world, CollectiveEvidence& evidence);
+
+// Fits each (tier, op) with calls: t = bytes_term / efficient_factor + latency_us * hops(group) + fixed(group),
+// with the bytes term and hops as the system config times them (cost::comm_time, at layer stage; all-to-all as
+// an EP one). The line runs through the message with the highest bus bandwidth (the least waiting for peers) and
+// the smallest message of its group; each other group's fixed latency comes from its smallest message. Those
+// points reproduce exactly; the other messages are checks (their model_us).
+CollectiveEvidence learn_collectives(const std::map<CollectiveKey, std::vector<double>>& calls,
+                                     const std::map<CollectiveKey, bool>& group_is_world, CollectiveEvidence evidence,
+                                     const config::SystemConfig& base);
+
+// `base` with every fit applied (what the written config reads back as).
+config::SystemConfig with_network_fits(config::SystemConfig base, const std::vector<NetworkFit>& fits);
+
+// The config's time of one point, in microseconds.
+double collective_model_us(const config::SystemConfig& sys, const CollectivePoint& p);
 
 }  // namespace simumax::calibrate

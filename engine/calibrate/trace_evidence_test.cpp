@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "engine/config/scenario.hpp"
 #include "engine/cost/kernel_cost.hpp"
@@ -73,6 +75,144 @@ TEST(TraceEvidence, LearntGemmEntriesReproduceTheRealTimesWithin2Percent) {
     EXPECT_TRUE(t.table_hit);
     EXPECT_NEAR(t.seconds * 1e6 / real_us, 1.0, 0.02);
   }
+}
+
+const std::string kDgx = SIMUMAX_SOURCE_DIR "/platforms/dgx_a100.json";
+const std::string kSynthetic = SIMUMAX_SOURCE_DIR "/tests/data/compare/calibrate_attention_nccl.json";
+
+struct Learnt {
+  CollectiveEvidence evidence;
+  config::SystemConfig system;  // the written config, read back by the system reader
+};
+
+Learnt learn_collectives_of(const std::string& trace, const std::string& system) {
+  const report::KinetoProfile p = report::load_kineto_trace(trace, table());
+  std::map<CollectiveKey, std::vector<double>> calls;
+  std::map<CollectiveKey, bool> world;
+  CollectiveEvidence e;
+  add_collectives(p, calls, world, e);
+  e = learn_collectives(calls, world, e, config::load_system_file(system));
+  std::vector<report::NetworkOpUpdate> nets;
+  for (const auto& f : e.fits) nets.push_back({f.net, f.op, f.efficient_factor, f.latency_us, f.fixed_latency_us});
+  const std::string out = ::testing::TempDir() + "collectives_" + std::filesystem::path(trace).stem().string();
+  std::ofstream(out) << report::learnt_system_json(system, {}, nets);
+  return {e, config::load_system_file(out)};
+}
+
+TEST(TraceEvidence, BusBandwidthFollowsNcclTests) {
+  EXPECT_DOUBLE_EQ(bus_factor("all_reduce", 8), 1.75);
+  EXPECT_DOUBLE_EQ(bus_factor("all_gather", 4), 0.75);
+  EXPECT_DOUBLE_EQ(bus_factor("all2all", 2), 0.5);
+  EXPECT_DOUBLE_EQ(bus_factor("p2p", 2), 1.0);
+  EXPECT_EQ(network_op_of("all_to_all"), "all2all");
+  EXPECT_EQ(network_op_of("send"), "p2p");
+  EXPECT_EQ(network_op_of("broadcast"), "");
+}
+
+// The real traces: every NCCL call has a size; the fitted points (highest bus bandwidth, smallest message of each
+// group) take their real fastest time within 2 % when the written config is read back and timed.
+TEST(TraceEvidence, LearntCollectivesReproduceTheirFittedPointsWithin2Percent) {
+  const std::map<std::string, int64_t> calls = {{"train_8gpu_rank3", 60}, {"train_16gpu_rank0", 75},
+                                                {"train_128gpu_rank0_sampled", 10}};
+  for (const auto& [name, n] : calls) {
+    SCOPED_TRACE(name);
+    const Learnt l = learn_collectives_of(SIMUMAX_SHARED_DIR "/traces/kineto/" + name + ".json.gz", kDgx);
+    EXPECT_EQ(l.evidence.calls, n);
+    EXPECT_EQ(l.evidence.calls_unsized, 0);
+    ASSERT_FALSE(l.evidence.fits.empty());
+    int fitted = 0;
+    for (const auto& p : l.evidence.points) {
+      if (p.role == "check") continue;
+      ++fitted;
+      SCOPED_TRACE(p.type + " " + std::to_string(p.bytes));
+      EXPECT_NEAR(collective_model_us(l.system, p) / p.min_us, 1.0, 0.02);
+    }
+    EXPECT_GE(fitted, static_cast<int>(l.evidence.fits.size()));
+  }
+}
+
+// The 16-GPU trace's all-gathers record (output, input) dims: group 8, the gathered bytes; its all-to-alls record
+// no group: the world's 16, marked.
+TEST(TraceEvidence, CollectiveSizesOfTheRealTrace) {
+  const Learnt l = learn_collectives_of(SIMUMAX_SHARED_DIR "/traces/kineto/train_16gpu_rank0.json.gz", kDgx);
+  std::map<std::string, std::pair<int64_t, bool>> group;
+  std::set<double> gathered;
+  for (const auto& p : l.evidence.points) {
+    group[p.type] = {p.group, p.group_is_world};
+    if (p.type == "all_gather") gathered.insert(p.bytes);
+  }
+  EXPECT_EQ(group["all_gather"], (std::pair<int64_t, bool>{8, false}));
+  EXPECT_EQ(group["reduce_scatter"], (std::pair<int64_t, bool>{8, false}));
+  EXPECT_EQ(group["all_to_all"], (std::pair<int64_t, bool>{16, true}));
+  // [65536, 384] and [65536, 64] floats gathered.
+  EXPECT_EQ(gathered, (std::set<double>{65536.0 * 64 * 4, 65536.0 * 384 * 4}));
+}
+
+// The synthetic trace's all-reduces follow an affine machine (20 us + 1.5 x bytes / 150 GB/s): every size,
+// the unfitted 16 MiB too, is reproduced; the bus bandwidth of the 256 MiB one is nccl-tests'.
+TEST(TraceEvidence, AnAffineMachineIsLearntExactly) {
+  const Learnt l = learn_collectives_of(kSynthetic, kDgx);
+  EXPECT_EQ(l.evidence.calls, 5);
+  ASSERT_EQ(l.evidence.fits.size(), 2u);
+  for (const auto& p : l.evidence.points) {
+    SCOPED_TRACE(p.type + " " + std::to_string(p.bytes));
+    EXPECT_EQ(p.group, 4);
+    EXPECT_FALSE(p.group_is_world);
+    EXPECT_NEAR(collective_model_us(l.system, p) / p.min_us, 1.0, 0.02);
+    if (p.type == "all_reduce" && p.bytes == 268435456) {
+      EXPECT_NEAR(p.bus_gbps, 268435456 / (p.min_us * 1e-6) * 1.5 / 1e9, 1e-9);
+    }
+  }
+  const auto& ar = l.system.networks.at("high_intra_node").op.at("all_reduce");
+  // 20 us over 2 (n - 1) = 6 hops.
+  EXPECT_NEAR(*ar.latency_us, 20.0 / 6, 0.01);
+  EXPECT_EQ(ar.fixed_latency_us_by_comm_num.at(4), 0.0);
+}
+
+TEST(TraceEvidence, CollectivesWithoutSizesOrNoneAreCounted) {
+  Learnt l = learn_collectives_of(SIMUMAX_SOURCE_DIR "/tests/data/compare/calibrate_unsized_nccl.json", kDgx);
+  EXPECT_EQ(l.evidence.calls, 1);
+  EXPECT_EQ(l.evidence.calls_unsized, 1);
+  EXPECT_TRUE(l.evidence.fits.empty());
+  l = learn_collectives_of(SIMUMAX_SOURCE_DIR "/tests/data/compare/calibrate_no_evidence.json", kDgx);
+  EXPECT_EQ(l.evidence.calls, 0);
+  EXPECT_TRUE(l.evidence.fits.empty());
+}
+
+// Flash attention: forward and backward shapes into sdp_fwd / sdp_bwd, re-timed within 2 % of the real median.
+TEST(TraceEvidence, LearntAttentionEntriesReproduceTheRealTimesWithin2Percent) {
+  const report::KinetoProfile p = report::load_kineto_trace(kSynthetic, table());
+  std::map<std::string, AttentionEntry> entries;
+  std::map<std::string, std::vector<double>> calls;
+  TraceEvidence e;
+  add_attention(kSynthetic, p.insight, true, entries, calls, e);
+  const config::SystemConfig base = config::load_system_file(kSystem);
+  finish_attention(entries, calls, base.op.at("sdp_fwd").tflops, base.op.at("sdp_bwd").tflops, e);
+  EXPECT_EQ(e.attention_calls, 6);
+  EXPECT_EQ(e.attention_calls_unshaped, 0);
+  ASSERT_EQ(e.attention.size(), 2u);
+  std::map<std::string, std::map<std::string, double>> tables;
+  for (const auto& a : e.attention) tables[a.op][a.key] = a.efficiency;
+  const std::string out = ::testing::TempDir() + "a100_attention.json";
+  std::ofstream(out) << report::learnt_system_json(kSystem, tables, {});
+  const config::SystemConfig learnt = config::load_system_file(out);
+  const std::map<std::string, double> real_us = {{"sdp_fwd", 2000}, {"sdp_bwd", 2500}};
+  for (const auto& a : e.attention) {
+    SCOPED_TRACE(a.op);
+    EXPECT_EQ(a.key, "batch=2, seq_len=4096, head_num=32, kv_head_num=8, qk_head_dim=128, v_head_dim=128, "
+                     "qkv_contiguous=True");
+    EXPECT_DOUBLE_EQ(a.median_us, real_us.at(a.op));
+    model::PassWork w;
+    w.compute_op = a.op;
+    w.flops = a.flops;
+    w.shape_key = a.key;
+    const cost::KernelTime t = cost::kernel_time(learnt, w, config::Fidelity::kMegatron);
+    EXPECT_TRUE(t.table_hit);
+    EXPECT_NEAR(t.seconds * 1e6 / real_us.at(a.op), 1.0, 0.02);
+  }
+  // SimuMax's FLOPs: 2 * b * h * s^2 * (dqk + dv) forward, 5 / 2 of that backward.
+  EXPECT_DOUBLE_EQ(attention_flops({2, 4096, 32, 8, 128, 128, false}), 2.0 * 2 * 32 * 4096.0 * 4096 * 256);
+  EXPECT_DOUBLE_EQ(attention_flops({2, 4096, 32, 8, 128, 128, true}), 5.0 * 2 * 32 * 4096.0 * 4096 * 256);
 }
 
 }  // namespace

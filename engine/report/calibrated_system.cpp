@@ -21,22 +21,51 @@ nlohmann::ordered_json read_object(const std::string& system_path) {
   return j;
 }
 
-}  // namespace
-
-std::string system_with_efficiencies(const std::string& system_path, const std::string& op,
-                                     const std::map<std::string, double>& efficiencies) {
-  nlohmann::ordered_json j = read_object(system_path);
-  const std::string pointer = "/accelerator/op/" + op;
-  if (!j.contains("accelerator") || !j["accelerator"].is_object() || !j["accelerator"].contains("op") ||
-      !j["accelerator"]["op"].is_object() || !j["accelerator"]["op"].contains(op) ||
-      !j["accelerator"]["op"][op].is_object()) {
-    throw common::ConfigError(system_path, pointer, "missing: the learnt " + op + " efficiencies need this entry");
+// The object at `path` (keys from the root), or a ConfigError naming it.
+nlohmann::ordered_json& object_at(nlohmann::ordered_json& j, const std::vector<std::string>& path,
+                                  const std::string& system_path, const std::string& why) {
+  nlohmann::ordered_json* at = &j;
+  std::string pointer;
+  for (const auto& key : path) {
+    pointer += "/" + key;
+    if (!at->contains(key) || !(*at)[key].is_object()) throw common::ConfigError(system_path, pointer, why);
+    at = &(*at)[key];
   }
-  auto& entry = j["accelerator"]["op"][op];
+  return *at;
+}
+
+void set_table(nlohmann::ordered_json& j, const std::string& system_path, const std::string& op,
+               const std::map<std::string, double>& efficiencies) {
+  auto& entry = object_at(j, {"accelerator", "op", op}, system_path,
+                          "missing: the learnt " + op + " efficiencies need this entry");
   if (!entry.contains("accurate_efficient_factor") || !entry["accurate_efficient_factor"].is_object()) {
     entry["accurate_efficient_factor"] = nlohmann::ordered_json::object();
   }
   for (const auto& [key, eff] : efficiencies) entry["accurate_efficient_factor"][key] = eff;
+}
+
+}  // namespace
+
+std::string system_with_efficiencies(const std::string& system_path, const std::string& op,
+                                     const std::map<std::string, double>& efficiencies) {
+  return learnt_system_json(system_path, {{op, efficiencies}}, {});
+}
+
+std::string learnt_system_json(const std::string& system_path,
+                               const std::map<std::string, std::map<std::string, double>>& tables,
+                               const std::vector<NetworkOpUpdate>& networks) {
+  nlohmann::ordered_json j = read_object(system_path);
+  for (const auto& [op, efficiencies] : tables) set_table(j, system_path, op, efficiencies);
+  for (const auto& u : networks) {
+    auto& op = object_at(j, {"networks", u.net, "op", u.op}, system_path,
+                         "missing: the learnt " + u.op + " bandwidth on " + u.net + " needs this entry");
+    op["efficient_factor"] = u.efficient_factor;
+    op["latency_us"] = u.latency_us;
+    if (!op.contains("fixed_latency_us_by_comm_num") || !op["fixed_latency_us_by_comm_num"].is_object()) {
+      op["fixed_latency_us_by_comm_num"] = nlohmann::ordered_json::object();
+    }
+    for (const auto& [n, us] : u.fixed_latency_us_by_comm_num) op["fixed_latency_us_by_comm_num"][std::to_string(n)] = us;
+  }
   return j.dump(1) + "\n";
 }
 

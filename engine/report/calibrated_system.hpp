@@ -3,7 +3,9 @@
 #pragma once
 
 #include <map>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/config/system_config.hpp"
 
@@ -20,5 +22,21 @@ std::string calibrated_system_json(const std::string& system_path, const config:
 // when the file is not a JSON object or has no accelerator.op.<op> object.
 std::string system_with_efficiencies(const std::string& system_path, const std::string& op,
                                      const std::map<std::string, double>& efficiencies);
+
+// A network op's learnt efficiency and fixed latencies (calibrate --trace's collectives).
+struct NetworkOpUpdate {
+  std::string net, op;
+  double efficient_factor = 0;
+  double latency_us = 0;
+  std::map<int64_t, double> fixed_latency_us_by_comm_num;
+};
+
+// `system_path`'s JSON with each accelerator.op.<op>.accurate_efficient_factor[key] of `tables` ({op: {key: eff}})
+// set, and each network op's efficient_factor, latency_us and fixed_latency_us_by_comm_num[group] set; every other key and
+// entry kept, in order. Throws common::ConfigError(system_path, pointer, what) when the file is not a JSON object
+// or lacks an object an update goes into.
+std::string learnt_system_json(const std::string& system_path,
+                               const std::map<std::string, std::map<std::string, double>>& tables,
+                               const std::vector<NetworkOpUpdate>& networks);
 
 }  // namespace simumax::report

@@ -1,16 +1,19 @@
 #include "engine/report/chrome_trace_reader.hpp"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <istream>
 #include <limits>
+#include <memory>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.hpp"
+#include "engine/report/json_reader.hpp"
 #include "engine/report/trace_file.hpp"
 
 namespace simumax::report {
@@ -18,6 +21,7 @@ namespace simumax::report {
 namespace {
 
 using Json = nlohmann::json;
+using namespace std::string_view_literals;
 
 // A scalar JSON value as the handler saw it.
 struct Scalar {
@@ -25,7 +29,7 @@ struct Scalar {
   double number = 0;
   int64_t integer = 0;
   bool integral = false;
-  const std::string* text = nullptr;
+  std::string* text = nullptr;  // the parser's buffer: a field may take its text (swap), it is cleared next
 };
 
 std::optional<int64_t> parse_int(std::string_view s) {
@@ -37,7 +41,7 @@ std::optional<int64_t> parse_int(std::string_view s) {
 
 // SAX handler: keeps a stack of open containers with the last key of each object, and reads the fields it
 // needs from the event objects (depth known once the event list opens), their "args", and distributedInfo.
-class Handler : public nlohmann::json_sax<Json> {
+class Handler : public nlohmann::json_sax<Json>, public JsonSax {
  public:
   explicit Handler(const std::function<void(const ChromeEvent&)>& on_event) : on_event_(on_event) {}
 
@@ -67,7 +71,7 @@ class Handler : public nlohmann::json_sax<Json> {
   }
   bool binary(binary_t&) override { return true; }
   bool key(string_t& k) override {
-    stack_.back().key = k;
+    stack_.back().key.swap(k);  // the parser's buffer: it is cleared before its next use
     return true;
   }
   bool start_object(std::size_t) override { return open(true); }
@@ -76,7 +80,7 @@ class Handler : public nlohmann::json_sax<Json> {
     if (in_dims()) event_.input_dims += '}';
     if (in_events() && stack_.size() == events_depth_ + 1) {
       // A complete event is a span of time: without a finite start and a duration >= 0 no breakdown is right.
-      if (event_.ph == "X" && !(has_ts_ && has_dur_ && std::isfinite(event_.ts_us) && std::isfinite(event_.dur_us) &&
+      if (event_.ph == "X"sv && !(has_ts_ && has_dur_ && std::isfinite(event_.ts_us) && std::isfinite(event_.dur_us) &&
                                 event_.dur_us >= 0)) {
         return refuse("a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0");
       }
@@ -121,6 +125,26 @@ class Handler : public nlohmann::json_sax<Json> {
     std::string key;
   };
 
+  // The open containers. A popped frame is kept for the next push, its key's buffer with it: a trace opens and
+  // closes a few containers per event, millions of times.
+  class FrameStack {
+   public:
+    size_t size() const { return n_; }
+    Frame& back() { return frames_[n_ - 1]; }
+    const Frame& operator[](size_t i) const { return frames_[i]; }
+    void push(bool object) {
+      if (n_ == frames_.size()) frames_.emplace_back();
+      frames_[n_].object = object;
+      frames_[n_].key.clear();
+      ++n_;
+    }
+    void pop_back() { --n_; }
+
+   private:
+    std::vector<Frame> frames_;
+    size_t n_ = 0;
+  };
+
   bool in_events() const { return events_depth_ > 0 && !events_done_; }
 
   bool refuse(const std::string& why) {
@@ -137,19 +161,19 @@ class Handler : public nlohmann::json_sax<Json> {
   }
 
   bool open(bool object) {
-    if (!object && in_events() && stack_.size() == events_depth_ + 2 && stack_.back().key == "Input Dims" &&
-        stack_[stack_.size() - 2].key == "args") {
+    if (!object && in_events() && stack_.size() == events_depth_ + 2 && stack_.back().key == "Input Dims"sv &&
+        stack_[stack_.size() - 2].key == "args"sv) {
       dims_depth_ = stack_.size() + 1;
     }
     if (in_dims() || (dims_depth_ > 0 && stack_.size() + 1 == dims_depth_)) {
       dims_separator();
       event_.input_dims += object ? "{" : "[";
     }
-    stack_.push_back(Frame{object, {}});
+    stack_.push(object);
     const size_t n = stack_.size();
     if (!object && events_depth_ == 0) {
       // The event list: a bare top-level array, or the array under the root object's "traceEvents".
-      if (n == 1 || (n == 2 && stack_[0].object && stack_[0].key == "traceEvents")) events_depth_ = n;
+      if (n == 1 || (n == 2 && stack_[0].object && stack_[0].key == "traceEvents"sv)) events_depth_ = n;
     }
     if (object && in_events() && n == events_depth_ + 1) {
       event_ = ChromeEvent{};
@@ -176,21 +200,21 @@ class Handler : public nlohmann::json_sax<Json> {
       return true;
     }
     if (in_events() && n == events_depth_ + 3 && s.text && event_.input_type.empty() &&
-        stack_[n - 2].key == "Input type" && stack_[n - 3].key == "args" && !stack_.back().object) {
-      event_.input_type = *s.text;
+        stack_[n - 2].key == "Input type"sv && stack_[n - 3].key == "args"sv && !stack_.back().object) {
+      event_.input_type.swap(*s.text);
     }
     if (in_events() && n == events_depth_ + 1) {
       event_field(stack_.back().key, s);
-    } else if (in_events() && n == events_depth_ + 2 && stack_[n - 2].key == "args" && stack_.back().object) {
+    } else if (in_events() && n == events_depth_ + 2 && stack_[n - 2].key == "args"sv && stack_.back().object) {
       arg_field(stack_.back().key, s);
-    } else if (n == 2 && stack_[0].object && stack_[0].key == "distributedInfo" && s.is_number) {
-      const std::string& k = stack_[1].key;
-      if (k != "rank" && k != "world_size") return true;
+    } else if (n == 2 && stack_[0].object && stack_[0].key == "distributedInfo"sv && s.is_number) {
+      const std::string_view k = stack_[1].key;
+      if (k != "rank"sv && k != "world_size"sv) return true;
       if (!s.integral || !fits_int(s.number)) {
         bad_info_ = k;
         return false;
       }
-      (k == "rank" ? info_.rank : info_.world_size) = s.integer;
+      (k == "rank"sv ? info_.rank : info_.world_size) = s.integer;
     }
     return true;
   }
@@ -227,29 +251,36 @@ class Handler : public nlohmann::json_sax<Json> {
     return *end == '\0' ? v : std::nan("");
   }
 
-  void event_field(const std::string& k, const Scalar& s) {
-    if (k == "ph" && s.text) event_.ph = *s.text;
-    else if (k == "cat" && s.text) event_.cat = *s.text;
-    else if (k == "name" && s.text) event_.name = *s.text;
-    else if (k == "pid") read_id(s, event_.pid, event_.pid_numeric, true);
-    else if (k == "tid") read_id(s, event_.tid, event_.tid_numeric, false);
-    else if (k == "ts") event_.ts_us = as_double(s), has_ts_ = true;
-    else if (k == "dur") event_.dur_us = as_double(s), has_dur_ = true;
+  void event_field(std::string_view k, const Scalar& s) {
+    if (k == "ph"sv && s.text) event_.ph.swap(*s.text);
+    else if (k == "cat"sv && s.text) event_.cat.swap(*s.text);
+    else if (k == "name"sv && s.text) event_.name.swap(*s.text);
+    else if (k == "pid"sv) read_id(s, event_.pid, event_.pid_numeric, true);
+    else if (k == "tid"sv) read_id(s, event_.tid, event_.tid_numeric, false);
+    else if (k == "ts"sv) event_.ts_us = as_double(s), has_ts_ = true;
+    else if (k == "dur"sv) event_.dur_us = as_double(s), has_dur_ = true;
   }
 
-  void arg_field(const std::string& k, const Scalar& s) {
-    if (k == "correlation" && s.is_number) event_.correlation = s.integer;
-    else if (k == "stream" && s.is_number) event_.stream = s.integer;
-    else if (k == "name" && s.text) event_.arg_name = *s.text;
-    else if (k == "Collective name" && s.text) event_.collective = *s.text;
-    else if (k == "flops" && s.is_number) event_.flops = s.number;
-    else if (k == "shape_key" && s.text) event_.shape_key = *s.text;
-    else if (k == "pass" && s.text) event_.arg_pass = *s.text;
-    else if (k == "bytes" && s.is_number) event_.arg_bytes = s.number;
+  void arg_field(std::string_view k, const Scalar& s) {
+    if (k == "correlation"sv && s.is_number) event_.correlation = s.integer;
+    else if (k == "stream"sv && s.is_number) event_.stream = s.integer;
+    else if (k == "name"sv && s.text) event_.arg_name.swap(*s.text);
+    else if (k == "Collective name"sv && s.text) event_.collective.swap(*s.text);
+    else if (k == "flops"sv && s.is_number) event_.flops = s.number;
+    else if (k == "shape_key"sv && s.text) event_.shape_key.swap(*s.text);
+    else if (k == "pass"sv && s.text) event_.arg_pass.swap(*s.text);
+    else if (k == "bytes"sv && s.is_number) event_.arg_bytes = s.number;
+    else if (k == "In msg nelems"sv) event_.in_nelems = count_of(s);
+    else if (k == "Out msg nelems"sv) event_.out_nelems = count_of(s);
+    else if (k == "Group size"sv) event_.group_size = count_of(s);
+    else if (k == "dtype"sv && s.text) event_.msg_dtype.swap(*s.text);
   }
+
+  // A count (elements, ranks): a non-negative integer, else -1 (the field is then ignored, not refused).
+  static int64_t count_of(const Scalar& s) { return s.is_number && s.integral && s.integer >= 0 ? s.integer : -1; }
 
   const std::function<void(const ChromeEvent&)>& on_event_;
-  std::vector<Frame> stack_;
+  FrameStack stack_;
   size_t events_depth_ = 0;  // stack size while inside the event list (0: not met yet)
   bool events_done_ = false;
   ChromeEvent event_;
@@ -293,11 +324,10 @@ std::string explanation(const std::string& what) {
 
 }  // namespace
 
-ChromeTraceInfo read_chrome_trace(const std::string& path, const std::function<void(const ChromeEvent&)>& on_event) {
-  TraceStreamBuf buf(path);
-  std::istream in(&buf);
-  Handler handler(on_event);
-  const bool ok = Json::sax_parse(in, &handler);
+namespace {
+
+// The outcome of a parse (`ok`: the whole document was read and the handler accepted it), as the caller sees it.
+ChromeTraceInfo finish(const std::string& path, const Handler& handler, bool ok, const TraceStreamBuf& buf) {
   if (handler.bad_event() >= 0) {
     throw common::ConfigError(path, handler.events_pointer() + "/" + std::to_string(handler.bad_event()),
                               handler.bad_event_reason());
@@ -314,6 +344,33 @@ ChromeTraceInfo read_chrome_trace(const std::string& path, const std::function<v
     throw common::ConfigError(path, "", "not a Chrome trace: no \"traceEvents\" array (Trace Event Format)");
   }
   return handler.info();
+}
+
+}  // namespace
+
+ChromeTraceInfo read_chrome_trace(const std::string& path, const std::function<void(const ChromeEvent&)>& on_event) {
+  int64_t delivered = 0;
+  {
+    TraceStreamBuf buf(path);
+    Handler handler(on_event);
+    const FastParse r = fast_json_parse(buf, handler);
+    if (r != FastParse::kUnsure) return finish(path, handler, r == FastParse::kDone, buf);
+    delivered = handler.info().events;
+  }
+  // Something the fast reader does not take (most often an error): nlohmann reads the file again, from the start,
+  // and decides; the events already delivered are not delivered twice.
+  return read_chrome_trace_with_nlohmann(path, [&](const ChromeEvent& e) {
+    if (e.index >= delivered) on_event(e);
+  });
+}
+
+ChromeTraceInfo read_chrome_trace_with_nlohmann(const std::string& path,
+                                                const std::function<void(const ChromeEvent&)>& on_event) {
+  TraceStreamBuf buf(path);
+  std::istream in(&buf);
+  Handler handler(on_event);
+  const bool ok = Json::sax_parse(in, &handler);
+  return finish(path, handler, ok, buf);
 }
 
 }  // namespace simumax::report

@@ -3,9 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "engine/common/error.hpp"
@@ -205,6 +208,109 @@ TEST(ChromeTraceReader, TruncatedGzipIsAnError) {
   } catch (const common::ConfigError& e) {
     EXPECT_EQ(e.message(), "corrupt gzip data: truncated file");
   }
+}
+
+// Everything a reader delivers, as text: each event's fields in order, then the info or the refusal.
+std::string transcript(const std::string& path, bool nlohmann_only) {
+  std::ostringstream out;
+  out.precision(17);
+  const auto on_event = [&](const ChromeEvent& e) {
+    out << e.index << '|' << e.ph << '|' << e.cat << '|' << e.name << '|' << e.pid << e.pid_numeric << '|' << e.tid
+        << e.tid_numeric << '|' << e.ts_us << '|' << e.dur_us << '|' << e.correlation << '|' << e.stream << '|'
+        << e.arg_name << '|' << e.collective << '|' << e.input_dims << '|' << e.input_type << '|' << e.flops << '|'
+        << e.shape_key << '|' << e.arg_pass << '|' << e.arg_bytes << '|' << e.in_nelems << '|' << e.out_nelems
+        << '|' << e.group_size << '|' << e.msg_dtype << '\n';
+  };
+  try {
+    const ChromeTraceInfo i = nlohmann_only ? read_chrome_trace_with_nlohmann(path, on_event)
+                                            : read_chrome_trace(path, on_event);
+    out << "ok " << i.events << ' ' << i.rank.value_or(-1) << ' ' << i.world_size.value_or(-1) << '\n';
+  } catch (const common::ConfigError& e) {
+    out << "refused " << e.what() << '\n';
+  }
+  return out.str();
+}
+
+// The fast reader against nlohmann's alone: the same events, the same info, the same refusals with the same
+// messages, on every input the Kineto fuzzer kept (840, most of them broken), the test traces and a real one.
+TEST(ChromeTraceReader, FastReaderDeliversAndRefusesExactlyAsNlohmann) {
+  std::vector<std::string> files;
+  for (const char* dir : {SIMUMAX_SOURCE_DIR "/fuzz/corpus/kineto", SIMUMAX_SOURCE_DIR "/tests/data/compare"}) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+      const std::string p = entry.path().string();
+      if (entry.is_regular_file() && (entry.path().parent_path().filename() == "kineto" || p.ends_with(".json"))) {
+        files.push_back(p);
+      }
+    }
+  }
+  // One real trace (the small one: every test that reads the others compares their results too).
+  files.push_back(SIMUMAX_SHARED_DIR "/traces/kineto/train_128gpu_rank0_sampled.json.gz");
+  std::sort(files.begin(), files.end());
+  ASSERT_GT(files.size(), 800u);
+  int refused = 0;
+  for (const auto& f : files) {
+    SCOPED_TRACE(f);
+    const std::string fast = transcript(f, false), slow = transcript(f, true);
+    EXPECT_EQ(fast, slow);
+    refused += slow.find("\nrefused ") != std::string::npos || slow.starts_with("refused ");
+  }
+  EXPECT_GT(refused, 100);  // the corpus is mostly broken input: the refusals were compared, not just the events
+}
+
+// Valid JSON the fast reader leaves to nlohmann (a number of 70 digits, a byte-order mark) after it delivered
+// events: each event comes once, in order.
+TEST(ChromeTraceReader, AHandOverToNlohmannDeliversEachEventOnce) {
+  const std::string long_number = "1" + std::string(69, '0');
+  for (const std::string& lead : {std::string(), std::string("\xEF\xBB\xBF")}) {
+    const std::string path = write_temp("handover.json", lead + R"({"traceEvents": [
+      {"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+      {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"big": )" + long_number + R"(}},
+      {"ph": "X", "name": "c", "pid": 1, "tid": 1, "ts": 3, "dur": 1}]})");
+    std::vector<std::string> names;
+    read_chrome_trace(path, [&](const ChromeEvent& e) { names.push_back(e.name); });
+    EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c"}));
+    EXPECT_EQ(transcript(path, false), transcript(path, true));
+  }
+}
+
+// Mutations of a trace with escapes, UTF-8, numbers of every form and nesting (bytes flipped, inserted, cut),
+// deterministic: the fast reader and nlohmann's agree on every one.
+TEST(ChromeTraceReader, MutatedTracesReadAsNlohmannReadsThem) {
+  const std::string seed = R"({"distributedInfo": {"rank": 3, "world_size": 8}, "traceEvents": [
+ {"ph": "X", "cat": "kernel", "name": "k\u00e9\ud83d\ude00 \"q\" \\ \/ \b\f\n\r\t", "pid": 0, "tid": 7,
+  "ts": 1.5e3, "dur": -0.0e-2, "args": {"correlation": 18446744073709551615, "stream": -9223372036854775808,
+  "Input Dims": [[1, 2.0, 3.5], [], [[4]]], "Input type": ["c10::BFloat16", 1], "x": [true, false, null, {}, []],
+  "In msg nelems": 12, "Group size": 4.0, "dtype": "Float"}},
+ {"ph": "X", "name": "\u00e9t\u00e9 ê 日本", "pid": "12", "tid": 1e2, "ts": 0, "dur": 0.000001, "args": {"name": ""}},
+ {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "s"}}
+]})";
+  uint64_t state = 12345;
+  const auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<size_t>(state >> 33);
+  };
+  const char specials[] = {'"', '\\', '{', '}', '[', ']', ',', ':', '0', '9', '-', '.', 'e', 'u', ' ', '\n', '\x01',
+                           '\x7f', '\x80', '\xc3', '\xed', '\xf4', '\xff'};
+  const std::string path = ::testing::TempDir() + "mutated.json";
+  int accepted = 0;
+  for (int i = 0; i < 600; ++i) {
+    std::string t = seed;
+    for (size_t m = 0, n = 1 + next() % 3; m < n && !t.empty(); ++m) {
+      const size_t at = next() % t.size();
+      switch (next() % 4) {
+        case 0: t[at] = specials[next() % sizeof specials]; break;
+        case 1: t.insert(at, 1, specials[next() % sizeof specials]); break;
+        case 2: t.erase(at, 1 + next() % 4); break;
+        default: t.resize(at); break;
+      }
+    }
+    std::ofstream(path, std::ios::binary) << t;
+    const std::string slow = transcript(path, true);
+    ASSERT_EQ(transcript(path, false), slow) << "mutation " << i << ":\n" << t;
+    accepted += slow.find("refused ") == std::string::npos;
+  }
+  EXPECT_GT(accepted, 20);
+  EXPECT_LT(accepted, 580);
 }
 
 }  // namespace

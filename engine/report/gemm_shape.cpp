@@ -84,6 +84,49 @@ std::optional<GemmShape> gemm_shape(std::string_view op, std::string_view dims) 
   return std::nullopt;
 }
 
+std::optional<AttentionShape> attention_shape(std::string_view op, std::string_view dims) {
+  struct Known {
+    const char* name;
+    bool heads_first;  // [b, heads, s, d] (the SDPA ops); else [b, s, heads, d]
+    bool backward;
+  };
+  static constexpr Known kOps[] = {
+      {"aten::scaled_dot_product_attention", true, false},
+      {"aten::_scaled_dot_product_flash_attention", true, false},
+      {"aten::_scaled_dot_product_flash_attention_backward", true, true},
+      {"aten::_scaled_dot_product_efficient_attention", true, false},
+      {"aten::_scaled_dot_product_efficient_attention_backward", true, true},
+      {"aten::_scaled_dot_product_cudnn_attention", true, false},
+      {"aten::_scaled_dot_product_cudnn_attention_backward", true, true},
+      {"aten::_flash_attention_forward", false, false},
+      {"aten::_flash_attention_backward", false, true},
+      {"aten::_efficient_attention_forward", false, false},
+      {"aten::_efficient_attention_backward", false, true},
+      {"flash_attn::_flash_attn_forward", false, false},
+      {"flash_attn::_flash_attn_backward", false, true},
+  };
+  const Known* known = nullptr;
+  for (const auto& k : kOps) {
+    if (op == k.name) known = &k;
+  }
+  if (known == nullptr) return std::nullopt;
+  const auto d = parse_input_dims(dims);
+  const size_t first = known->backward ? 1 : 0;  // the backward's first argument is the output gradient
+  if (!d || d->size() < first + 3) return std::nullopt;
+  const auto& q = (*d)[first];
+  const auto& k = (*d)[first + 1];
+  const auto& v = (*d)[first + 2];
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4 || !positive(q) || !positive(k) || !positive(v)) {
+    return std::nullopt;
+  }
+  const size_t hi = known->heads_first ? 1 : 2, si = known->heads_first ? 2 : 1;
+  AttentionShape s{q[0], q[si], q[hi], k[hi], q[3], v[3], known->backward};
+  if (k[0] != q[0] || v[0] != q[0] || k[si] != q[si] || v[si] != q[si] || v[hi] != k[hi] || k[3] != q[3]) {
+    return std::nullopt;
+  }
+  return s;
+}
+
 std::optional<GemmShape> gemm_shape_of_key(std::string_view key) {
   GemmShape s;
   int found = 0;

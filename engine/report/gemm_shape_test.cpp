@@ -45,5 +45,22 @@ TEST(GemmShape, FromOurShapeKeys) {
   EXPECT_FALSE(gemm_shape_of_key("b=1, m=4096, k=4096").has_value());
 }
 
+TEST(AttentionShape, FromTheFusedAttentionOps) {
+  // SDPA's ops take [b, heads, s, d]; the flash kernels' own ops [b, s, heads, d]; a backward starts with dout.
+  EXPECT_EQ(attention_shape("aten::_scaled_dot_product_flash_attention",
+                            "[[2,32,4096,128],[2,8,4096,128],[2,8,4096,128],[],[]]"),
+            (AttentionShape{2, 4096, 32, 8, 128, 128, false}));
+  EXPECT_EQ(attention_shape("aten::_flash_attention_forward", "[[2,4096,32,128],[2,4096,8,128],[2,4096,8,64],[]]"),
+            (AttentionShape{2, 4096, 32, 8, 128, 64, false}));
+  EXPECT_EQ(attention_shape("flash_attn::_flash_attn_backward",
+                            "[[1,2048,16,64],[1,2048,16,64],[1,2048,16,64],[1,2048,16,64]]"),
+            (AttentionShape{1, 2048, 16, 16, 64, 64, true}));
+  // Cross-attention (query and key lengths differ), a 3-d tensor, another op: no shape.
+  EXPECT_FALSE(attention_shape("aten::_flash_attention_forward", "[[2,1024,32,128],[2,4096,8,128],[2,4096,8,128]]"));
+  EXPECT_FALSE(attention_shape("aten::_flash_attention_forward", "[[2,4096,128],[2,4096,128],[2,4096,128]]"));
+  EXPECT_FALSE(attention_shape("aten::mm", "[[2,4096,32,128],[2,4096,8,128],[2,4096,8,128]]"));
+  EXPECT_FALSE(attention_shape("aten::_flash_attention_backward", "[[2,4096,32,128],[2,4096,32,128]]"));
+}
+
 }  // namespace
 }  // namespace simumax::report

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/report/kernel_classes.hpp"
 #include "engine/report/kineto_events.hpp"
@@ -29,8 +30,31 @@ struct CollectiveLabels {
   int64_t retyped = 0;  // kernels whose CPU type differs from their name's (ncclKernel_SendRecv for an all-to-all)
 };
 
+// One NCCL kernel of a profiled step with its message, for bus bandwidth (calibrate --trace).
+struct CollectiveCall {
+  std::string type;             // the comm subclass after label_collectives: all_reduce, all_gather, ...
+  double us = 0;                // the kernel's time (it includes waiting for the group's slowest peer)
+  double bytes = -1;            // the message as nccl-tests sizes it (-1: not recorded): all-reduce, broadcast,
+                                // all-to-all, send/recv: one rank's input; all-gather: the gathered output;
+                                // reduce-scatter: the input being reduced
+  int64_t group = -1;           // ranks in the group (-1: not recorded)
+  bool group_is_world = false;  // no group size recorded: taken as distributedInfo.world_size
+};
+
+// Bytes of one element of a recorded type: "float" / "Float" 4, "c10::BFloat16" / "BFloat16" 2, "long" 8, "signed
+// char" 1, ...; nullopt for a type it does not know.
+std::optional<int64_t> element_bytes(std::string_view type);
+
+// The NCCL kernels of the profiled steps with their messages. The message comes from the kernel's own args (In/Out
+// msg nelems, Group size, dtype: PyTorch >= 2.1), else from the enclosing CPU ops: record_param_comms' args, the
+// nccl:<coll> annotation's Input Dims (its input tensor), c10d::_allgather_base_ / _reduce_scatter_base_'s
+// (output, input) dims, whose ratio is the group size. REQUIRES: label_collectives ran on `events`.
+std::vector<CollectiveCall> collective_calls(const KinetoEvents& events, const CpuOpIndex& index,
+                                             const KernelClassTable& table, std::optional<int64_t> world_size);
+
 // Re-types every comm-kind GPU event of `events` whose launching CPU op names a collective, adding subclasses to
 // `table` where it lacks one (a user table may not declare all_to_all). Other events are left alone.
-CollectiveLabels label_collectives(KinetoEvents& events, KernelClassTable& table);
+// `index` is over events.ops.
+CollectiveLabels label_collectives(KinetoEvents& events, const CpuOpIndex& index, KernelClassTable& table);
 
 }  // namespace simumax::report

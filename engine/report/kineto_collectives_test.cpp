@@ -110,5 +110,38 @@ TEST(KinetoCollectives, ATableWithoutTheSubclassGainsIt) {
   EXPECT_EQ(p.steps.front().comm_kernels, (std::map<std::string, int64_t>{{"all_reduce", 3}, {"all_to_all", 7}}));
 }
 
+TEST(KinetoCollectives, ElementBytesOfRecordedTypes) {
+  EXPECT_EQ(element_bytes("float"), 4);
+  EXPECT_EQ(element_bytes("Float"), 4);
+  EXPECT_EQ(element_bytes("c10::BFloat16"), 2);
+  EXPECT_EQ(element_bytes("BFloat16"), 2);
+  EXPECT_EQ(element_bytes("long"), 8);
+  EXPECT_EQ(element_bytes("signed char"), 1);
+  EXPECT_FALSE(element_bytes("TensorList"));
+  EXPECT_FALSE(element_bytes(""));
+}
+
+// Messages from the kernel's own args (resnet: PyTorch 2.x, group 2) and from the nccl:/c10d:: ops' Input Dims
+// (8-GPU: nccl:all_reduce [[45310188]] floats; no group recorded, so the world's 8).
+TEST(KinetoCollectives, MessagesOfTheRealTraces) {
+  const auto table = KernelClassTable::load(SIMUMAX_SOURCE_DIR "/data/kernel_classes.json");
+  KinetoProfile p = load_kineto_trace(SIMUMAX_SHARED_DIR "/traces/kineto/resnet_2gpu_rank0.json.gz", table);
+  ASSERT_FALSE(p.collective_calls.empty());
+  for (const auto& c : p.collective_calls) {
+    EXPECT_EQ(c.group, 2);
+    EXPECT_FALSE(c.group_is_world);
+    EXPECT_GT(c.bytes, 0) << c.type;
+  }
+  p = load_kineto_trace(SIMUMAX_SHARED_DIR "/traces/kineto/train_8gpu_rank3.json.gz", table);
+  EXPECT_EQ(p.collective_calls.size(), 60u);
+  int64_t largest = 0;
+  for (const auto& c : p.collective_calls) {
+    EXPECT_EQ(c.group, 8);
+    EXPECT_TRUE(c.group_is_world);
+    if (c.type == "all_reduce" && c.bytes == 45310188.0 * 4) ++largest;
+  }
+  EXPECT_EQ(largest, 6);
+}
+
 }  // namespace
 }  // namespace simumax::report

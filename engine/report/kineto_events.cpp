@@ -2,26 +2,35 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <string_view>
 #include <tuple>
 
 namespace simumax::report {
 
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+using namespace std::string_view_literals;
+
+// `s` in lower case: `s` itself when it has no upper-case letter (millions of events, no copy), else `buffer`.
+std::string_view lower(const std::string& s, std::string& buffer) {
+  if (std::none_of(s.begin(), s.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) return s;
+  buffer = s;
+  for (char& c : buffer) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return buffer;
 }
 
 // Kineto's categories; older PyTorch wrote them capitalised ("Kernel", "Memcpy", "Runtime", "Operator").
-bool is_gpu_category(const std::string& c) {
-  return c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "memcpy" || c == "memset";
+bool is_gpu_category(std::string_view c) {
+  return c == "kernel"sv || c == "gpu_memcpy"sv || c == "gpu_memset"sv || c == "memcpy"sv || c == "memset"sv;
 }
 
-bool is_launch_category(const std::string& c) { return c == "cuda_runtime" || c == "cuda_driver" || c == "runtime"; }
+bool is_launch_category(std::string_view c) {
+  return c == "cuda_runtime"sv || c == "cuda_driver"sv || c == "runtime"sv;
+}
 
-bool is_cpu_op_category(const std::string& c) {
-  return c == "cpu_op" || c == "user_annotation" || c == "operator";
+bool is_cpu_op_category(std::string_view c) {
+  return c == "cpu_op"sv || c == "user_annotation"sv || c == "operator"sv;
 }
 
 // Each GPU event gets the step whose CPU range holds its launch. The launch may come from any thread of the
@@ -38,6 +47,12 @@ void attribute(KinetoEvents& k) {
     const size_t i = static_cast<size_t>(it - starts.begin()) - 1;
     if (launch.ts_us <= k.steps[i].end_us && launch.pid == k.steps[i].pid) g.step = static_cast<int>(i);
   }
+}
+
+// The event's collective message, when it records any of it.
+std::optional<CommArgs> comm_args(const ChromeEvent& e, StringPool& strings) {
+  if (e.in_nelems < 0 && e.out_nelems < 0 && e.group_size < 0) return std::nullopt;
+  return CommArgs{e.in_nelems, e.out_nelems, e.group_size, strings.id(e.msg_dtype)};
 }
 
 }  // namespace
@@ -57,9 +72,10 @@ KinetoEvents read_kineto_events(const std::string& path, const KernelClassTable&
   // Kernel names repeat thousands of times and rules may be regexes: classify each distinct name once.
   std::unordered_map<uint64_t, Classification> classified;  // (category id, name id) -> class
   StringPool categories;
+  std::string lowered;
   k.info = read_chrome_trace(path, [&](const ChromeEvent& e) {
     if (e.ph != "X") return;
-    const std::string cat = lower(e.cat);
+    const std::string_view cat = lower(e.cat, lowered);
     if (is_gpu_category(cat)) {
       GpuEvent g;
       g.name = k.strings.id(e.name);
@@ -70,14 +86,16 @@ KinetoEvents read_kineto_events(const std::string& path, const KernelClassTable&
       g.stream = e.stream >= 0 ? e.stream : e.tid;
       g.correlation = e.correlation;
       g.collective = k.strings.id(e.collective);
+      if (auto c = comm_args(e, k.strings)) k.gpu_comm.emplace(k.gpu.size(), *c);
       k.gpu.push_back(g);
     } else if (is_launch_category(cat)) {
       if (e.correlation < 0) return;
       k.launch_of.emplace(e.correlation, k.launches.size());
       k.launches.push_back(Launch{e.ts_us, e.dur_us, e.pid, e.tid, e.correlation});
-    } else if (e.name.starts_with("ProfilerStep#") && cat != "gpu_user_annotation") {
+    } else if (e.name.starts_with("ProfilerStep#") && cat != "gpu_user_annotation"sv) {
       k.steps.push_back(CpuStep{e.ts_us, e.ts_us + e.dur_us, e.pid, e.name});
     } else if (is_cpu_op_category(cat)) {
+      if (auto c = comm_args(e, k.strings)) k.op_comm.emplace(k.ops.size(), *c);
       k.ops.push_back(CpuOp{e.ts_us, e.ts_us + e.dur_us, e.pid, e.tid, k.strings.id(e.name),
                             k.strings.id(e.input_dims), k.strings.id(e.collective), k.strings.id(e.input_type)});
     }

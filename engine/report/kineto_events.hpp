@@ -58,6 +58,13 @@ struct GpuEvent {
   int step = -1;            // index into KinetoEvents::steps of the step that launched it (-1: none)
 };
 
+// A collective's message as PyTorch >= 2.1 records it (record_param_comms args, also on the NCCL kernel): element
+// counts in and out, the group size (-1: not recorded) and the element type ("Float", "BFloat16"; 0: none).
+struct CommArgs {
+  int64_t in_nelems = -1, out_nelems = -1, group_size = -1;
+  uint32_t dtype = 0;  // StringPool id
+};
+
 struct KinetoEvents {
   std::vector<CpuStep> steps;  // sorted by start
   std::vector<Launch> launches;
@@ -66,6 +73,9 @@ struct KinetoEvents {
   StringPool strings;
   ChromeTraceInfo info;
   std::unordered_map<int64_t, size_t> launch_of;  // correlation -> index into launches
+  // Only the few events that carry one (NCCL kernels, record_param_comms): by index into gpu / ops.
+  std::unordered_map<size_t, CommArgs> gpu_comm;
+  std::unordered_map<size_t, CommArgs> op_comm;
 };
 
 // Reads `path` (ConfigError as read_chrome_trace), classifies each GPU event with `table`, and attributes each GPU

@@ -103,6 +103,7 @@ std::vector<RealOp> group_calls(const KinetoEvents& k, const KernelClassTable& t
       r.pass = c.pass;
       r.cls = class_label(table, c.cls);
       if (table.class_of(c.cls).name == "gemm") r.gemm = gemm_shape(r.op, r.dims);
+      if (table.class_of(c.cls).name == "attention") r.attention = attention_shape(r.op, r.dims);
       ops.push_back(std::move(r));
     }
     RealOp& r = ops[it->second];
@@ -210,7 +211,8 @@ IdleSplit idle_split(const KinetoEvents& k, int64_t main_stream, double steps) {
 
 }  // namespace
 
-TraceInsight analyse_trace(const KinetoEvents& k, const KernelClassTable& table, int64_t main_stream, size_t top_n) {
+TraceInsight analyse_trace(const KinetoEvents& k, const CpuOpIndex& index, const KernelClassTable& table,
+                           int64_t main_stream, size_t top_n) {
   TraceInsight t;
   std::set<int> steps;
   for (const auto& g : k.gpu) {
@@ -218,7 +220,6 @@ TraceInsight analyse_trace(const KinetoEvents& k, const KernelClassTable& table,
   }
   t.steps = static_cast<int64_t>(steps.size());
   const double n = std::max<double>(1, static_cast<double>(steps.size()));
-  const CpuOpIndex index(k.ops);
   t.ops = group_calls(k, table, calls_of(k, index), n);
   for (const auto& op : k.ops) t.shapes_recorded = t.shapes_recorded || op.dims != 0;
   for (const auto& r : t.ops) {

@@ -35,6 +35,7 @@ struct RealOp {
   double median_us = 0;      // of the calls' kernel time (a call's kernels of this class, summed)
   double min_us = 0;
   std::optional<GemmShape> gemm;
+  std::optional<AttentionShape> attention;  // attention class: the fused attention op's shape
   std::optional<double> median_tflops;  // gemm only: flops / median time
   std::vector<double> call_us;          // every call's kernel time, in trace order
 };
@@ -70,8 +71,9 @@ struct TraceInsight {
   IdleSplit idle;
 };
 
-// REQUIRES: `events` read with `table`, steps attributed; `main_stream` as KinetoProfile's.
-TraceInsight analyse_trace(const KinetoEvents& events, const KernelClassTable& table, int64_t main_stream,
+// REQUIRES: `events` read with `table`, steps attributed; `index` over events.ops; `main_stream` as KinetoProfile's.
+TraceInsight analyse_trace(const KinetoEvents& events, const CpuOpIndex& index, const KernelClassTable& table,
+                           int64_t main_stream,
                            size_t top_n);
 
 }  // namespace simumax::report

@@ -80,7 +80,8 @@ KinetoProfile load_kineto_trace(const std::string& path, const KernelClassTable&
                                         "and call prof.step() every iteration)");
   }
   KinetoProfile p;
-  p.collectives = label_collectives(c, table);
+  const CpuOpIndex index(c.ops);  // the ops' nesting, sorted once for the three passes below
+  p.collectives = label_collectives(c, index, table);
   p.path = path;
   p.rank = c.info.rank;
   p.world_size = c.info.world_size;
@@ -88,7 +89,8 @@ KinetoProfile load_kineto_trace(const std::string& path, const KernelClassTable&
   const auto owned = owned_events(c, p.unattributed_events);
   const auto kept = steps_with_work(c, owned, path);
   p.main_stream = main_stream(c, table);
-  p.insight = analyse_trace(c, table, p.main_stream, top_n);
+  p.insight = analyse_trace(c, index, table, p.main_stream, top_n);
+  p.collective_calls = collective_calls(c, index, table, c.info.world_size);
   const std::vector<double> starts = window_starts(c, p.main_stream);
   // The last step has no next step to end it: it ends when the last event it launched does.
   double last_end = starts[kept.back()];

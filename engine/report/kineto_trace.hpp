@@ -22,6 +22,7 @@ struct KinetoProfile {
   int64_t unattributed_events = 0;    // GPU events no profiled step launched (work queued before the first step)
   int64_t main_stream = -1;           // the stream with the most compute time: it delimits the steps on the GPU
   CollectiveLabels collectives;       // the trace's NCCL kernels typed by the CPU op that launched them
+  std::vector<CollectiveCall> collective_calls;  // the profiled steps' NCCL kernels with their messages
   TraceInsight insight;               // top kernels, ops with shapes, launch statistics, idle split
 };
 

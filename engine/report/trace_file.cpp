@@ -45,7 +45,7 @@ struct TraceStreamBuf::Inflater {
   bool ended = false;
 };
 
-TraceStreamBuf::TraceStreamBuf(const std::string& path) : path_(path), raw_(1 << 20), out_(1 << 20) {
+TraceStreamBuf::TraceStreamBuf(const std::string& path) : path_(path), out_(1 << 20) {
   check_regular_file(path);
   in_.open(path, std::ios::binary);
   if (!in_) throw common::ConfigError(path, "", std::string("cannot open file: ") + std::strerror(errno));
@@ -56,6 +56,7 @@ TraceStreamBuf::TraceStreamBuf(const std::string& path) : path_(path), raw_(1 <<
   in_.seekg(0);
   if (got == 2 && static_cast<unsigned char>(magic[0]) == 0x1f && static_cast<unsigned char>(magic[1]) == 0x8b) {
     gzip_ = std::make_unique<Inflater>();
+    raw_.resize(1 << 20);  // compressed input: only a gzip file needs it
     if (inflateInit2(&gzip_->zs, 15 + 32) != Z_OK) {
       throw common::ConfigError(path, "", "corrupt gzip data: inflateInit2 failed");
     }

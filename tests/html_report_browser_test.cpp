@@ -138,6 +138,31 @@ TEST(HtmlReportBrowser, SearchReportPlotsEveryCandidateAndTheParetoFront) {
   EXPECT_NE(dom.find("<table id=\"search-best\">"), std::string::npos);
 }
 
+TEST(HtmlReportBrowser, CompareReportDrawsOursAgainstRealOpByOpAndTheStraggler) {
+  const fs::path dir = scratch("compare");
+  ASSERT_EQ(run_cli({"run", "scenarios/default.json", "--trace", "--granularity", "op", "-q", "-o", dir.string()}).exit_code, 0);
+  ASSERT_EQ(run_cli({"compare", dir.string(), "tests/data/compare/ranks", "-q", "--json", (dir / "compare.json").string()})
+                .exit_code, 0);
+  ASSERT_EQ(run_cli({"report", dir.string(), "-q"}).exit_code, 0);
+  const std::string dom = render(dir / "report.html", "report_compare", "1300,4000");
+  const Json cmp = Json::parse(read_file(dir / "compare.json"));
+  const std::string section = "<section id=\"compare\"[^>]*>";
+  EXPECT_EQ(attr(dom, section, "data-ops"), std::to_string(cmp["ops"].size()));
+  EXPECT_EQ(all_tags(dom, "<tr>").size() > cmp["ops"].size(), true);
+  EXPECT_EQ(attr(dom, section, "data-ranks"), "2");
+  EXPECT_EQ(attr(dom, section, "data-straggler-rank"), std::to_string(cmp["straggler"]["rank"].get<int>()));
+  const std::vector<std::string> slow = all_tags(dom, "<rect[^>]*class=\"rank-bar straggler\"[^>]*>");
+  ASSERT_EQ(slow.size(), 1u);
+  EXPECT_EQ(attr(slow[0], "<rect[^>]*>", "data-rank"), std::to_string(cmp["straggler"]["rank"].get<int>()));
+  const Json& total = cmp["comparison"].back()["metrics"]["total_ms"];
+  for (const char* side : {"ours", "real"}) {
+    const std::string bar = "<rect[^>]*data-metric=\"total_ms\" data-side=\"" + std::string(side) + "\"[^>]*>";
+    EXPECT_DOUBLE_EQ(std::stod(attr(dom, bar, "data-value")), total[side].get<double>()) << side;
+  }
+  EXPECT_NE(dom.find("<table id=\"compare-ops\">"), std::string::npos);
+  EXPECT_NE(dom.find("id=\"straggler\""), std::string::npos);
+}
+
 TEST(HtmlReportBrowser, Sim512GpuReportIsDecimatedAndOpensQuickly) {
   const fs::path dir = scratch("sim512");
   const CliResult r = run_cli({"run", "scenarios/bench/llama3_70b_512gpu_tp8_pp4_dp16.json", "--executor", "sim",

@@ -123,7 +123,7 @@
     const s = section('links', 'Busiest links');
     if (!Lk.links.length) { s.appendChild(el('p', { class: 'note' }, 'No link carried a flow.')); return; }
     const keys = Object.keys(Lk.links[0]).sort((a, b) => (b === 'name') - (a === 'name'));
-    const rows = Lk.links.map((l) => keys.map((k) => {
+    const rows = Lk.links.map((l) => keys.filter((k) => !k.endsWith('_series')).map((k) => {
       const v = l[k];
       if (k === 'utilisation' && typeof v === 'number') {
         const span = el('span');
@@ -135,9 +135,10 @@
       }
       return typeof v === 'number' ? (Number.isInteger(v) ? v : v.toPrecision(4)) : String(v);
     }));
-    s.appendChild(table(keys, rows, [0]));
+    s.appendChild(table(keys.filter((k) => !k.endsWith('_series')), rows, [0]));
     s.appendChild(el('p', { class: 'note' }, 'Utilisation: bytes / (bandwidth × step time); the ' + Lk.links.length +
-      ' busiest links of links.json (links.json has totals over the step, not their course over time).'));
+      ' busiest links of links.json.'));
+    R.drawLinkSeries(s, Lk);
   }
 
   // ---- search -----------------------------------------------------------------------------------------------
@@ -209,6 +210,7 @@
     if (D.memory) drawMemory(D.memory, D.summary, endUs);
     if (D.links) drawLinks(D.links);
     if (D.search) drawSearch(D.search);
+    if (D.compare) R.drawCompare(D.compare);
     const missing = [];
     if (D.summary && !D.timeline) missing.push('no trace.json (run with --trace for the timeline)');
     if (D.summary && !D.memory) missing.push('no memory_timeline.json (run with --memory for the memory curves)');

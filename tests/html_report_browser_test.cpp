@@ -174,6 +174,11 @@ TEST(HtmlReportBrowser, Sim512GpuReportIsDecimatedAndOpensQuickly) {
   EXPECT_NE(dom.find("id=\"decimated\""), std::string::npos);
   EXPECT_EQ(attr(dom, "<section id=\"memory\"[^>]*>", "data-ranks"), "4");  // one curve per pipeline stage
   EXPECT_NE(dom.find("<section id=\"links\">"), std::string::npos);
+  const Json links = Json::parse(read_file(dir / "links.json"));
+  EXPECT_EQ(attr(dom, "<svg[^>]*id=\"link-series\"[^>]*>", "data-links"), "20");  // the 20 busiest, over time
+  EXPECT_EQ(attr(dom, "<svg[^>]*id=\"link-series\"[^>]*>", "data-buckets"),
+            std::to_string(links["links"][0]["utilisation_series"].size()));
+  EXPECT_EQ(all_tags(dom, "<rect[^>]*class=\"link-row\"[^>]*>").size(), 20u);
   const int render_ms = std::stoi(attr(dom, "<body[^>]*>", "data-render-ms"));
   std::cout << "512-GPU report drawn " << render_ms << " ms after navigation start\n";
   EXPECT_LT(render_ms, 3000);  // the target is 1 s; the bound leaves room for a loaded 2-core CI machine

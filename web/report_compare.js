@@ -131,7 +131,7 @@
       const shades = new Map();
       l.utilisation_series.forEach((u, k) => {
         if (u <= 0) return;
-        const level = u > 1 ? 10 : Math.max(1, Math.ceil(u * 9));
+        const level = u > 1.005 ? 10 : Math.max(1, Math.ceil(u * 9));
         shades.set(level, (shades.get(level) || '') + `M${(L + k * cw).toFixed(2)} ${y}h${cw.toFixed(2)}v${RH - 1}h${(-cw).toFixed(2)}z`);
       });
       for (const [level, d] of [...shades.entries()].sort((a, b) => a[0] - b[0])) {

@@ -220,6 +220,11 @@ TEST(Serve, SurvivesAThousandMalformedRequestsWithoutGrowing) {
       "BREW /coffee HTTP/1.1\r\n\r\n",
       "GET / HTTP/9.9\r\n\r\n",
       "GET /api/files HTTP/1.1\r\nHost: " + std::string(3000, 'h') + "\r\n",
+      "POST /api/search?world_size=-1 HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+      "POST /api/compare?real=../../etc/passwd HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+      "POST /api/download?file=../x HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+      "GET /api/search?wait_ms=99999999999999 HTTP/1.1\r\n\r\n",
+      "GET /api/search/file?name=/etc/passwd HTTP/1.1\r\n\r\n",
   };
   const std::string deep = std::string(100000, '[');
   auto send_batch = [&](int count, int offset) {
@@ -238,6 +243,122 @@ TEST(Serve, SurvivesAThousandMalformedRequestsWithoutGrowing) {
   EXPECT_LT(rss_after - rss_before, 16 * 1024) << rss_before << " KiB -> " << rss_after << " KiB";
   const std::string r = post(s.port(), "/api/run", default_request(1).dump());
   EXPECT_EQ(status_of(r), 200);
+}
+
+std::string body_text(const std::string& response) { return response.substr(response.find("\r\n\r\n") + 4); }
+
+TEST(Serve, DownloadsAreTheBytesRunWritesForTheDownloadedScenario) {
+  Server s;
+  ASSERT_GT(s.port(), 0);
+  const std::string req = default_request(1).dump();
+  const fs::path dir = scratch("downloads");
+  const std::string scenario = post(s.port(), "/api/download?file=scenario.json", req);
+  ASSERT_EQ(status_of(scenario), 200) << scenario.substr(0, 300);
+  EXPECT_NE(scenario.find("Content-Disposition: attachment; filename=\"scenario.json\""), std::string::npos);
+  std::ofstream(dir / "scenario.json") << body_text(scenario);
+  const CliResult r = run_cli({"run", (dir / "scenario.json").string(), "--trace", "--memory", "--simumax-outputs", "--html",
+                               "-q", "-o", (dir / "run").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* file : {"summary.json", "trace.json", "memory_timeline.json", "memory_snapshot.json",
+                           "memory_snapshot.pickle", "compute_result.json", "mem_result.json", "base_info.json",
+                           "simu_memory_result.json", "simu_memory_snapshot.json", "tracing_logs.json"}) {
+    const std::string got = post(s.port(), std::string("/api/download?file=") + file, req);
+    ASSERT_EQ(status_of(got), 200) << file;
+    EXPECT_EQ(body_text(got), read_file(dir / "run" / file)) << file;
+  }
+  // The report is of a folder of another name (the title says so): the same page otherwise.
+  const std::string page = post(s.port(), "/api/download?file=report.html", req);
+  ASSERT_EQ(status_of(page), 200);
+  EXPECT_NE(page.find("Content-Type: text/html"), std::string::npos);
+  EXPECT_NE(body_text(page).find("function drawTimeline"), std::string::npos);
+  for (const char* bad : {"../summary.json", "links.json", "", "summary.json%00"}) {
+    const std::string got = post(s.port(), std::string("/api/download?file=") + bad, req);
+    EXPECT_EQ(status_of(got), 400) << bad;
+    EXPECT_NE(got.find("file: expected one of scenario.json, summary.json"), std::string::npos) << bad;
+  }
+}
+
+TEST(Serve, CompareRunsOursAgainstARealRunUnderTheServedFoldersOnly) {
+  Server s({"--root", "models", "--root", "platforms", "--root", "scenarios", "--root", "tests/data/compare"});
+  ASSERT_GT(s.port(), 0);
+  const std::string list = get(s.port(), "/api/real-runs");
+  EXPECT_NE(list.find("\"compare/ranks/rank0.json\""), std::string::npos);
+  EXPECT_NE(list.find("\"compare/megatron_sample.log\""), std::string::npos);
+  const std::string r = post(s.port(), "/api/compare?real=compare/ranks/rank0.json", default_request(1).dump());
+  ASSERT_EQ(status_of(r), 200) << r.substr(0, 400);
+  const Json d = body_of(r);
+  // The CLI's compare of the same run (op granularity) against the same trace.
+  const fs::path dir = scratch("compare-cli");
+  ASSERT_EQ(post(s.port(), "/api/download?file=scenario.json", default_request(1).dump()).empty(), false);
+  std::ofstream(dir / "s.json") << body_text(post(s.port(), "/api/download?file=scenario.json", default_request(1).dump()));
+  ASSERT_EQ(run_cli({"run", (dir / "s.json").string(), "--trace", "--granularity", "op", "-q", "-o", (dir / "o").string()})
+                .exit_code, 0);
+  ASSERT_EQ(run_cli({"compare", (dir / "o").string(), "tests/data/compare/ranks/rank0.json", "-q", "--json",
+                     (dir / "c.json").string()}).exit_code, 0);
+  const Json cli = Json::parse(read_file(dir / "c.json"));
+  EXPECT_EQ(d["compare"]["metrics"]["time"][0]["ours"], cli["comparison"].back()["metrics"]["total_ms"]["ours"]);
+  EXPECT_EQ(d["compare"]["metrics"]["time"][0]["real"], cli["comparison"].back()["metrics"]["total_ms"]["real"]);
+  EXPECT_EQ(d["compare"]["ops"].size(), cli["ops"].size());
+  for (const char* bad : {"compare/../../README.md", "/etc/passwd", "models/llama3-70b.jsonx", "compare/ranks",
+                          "compare/missing.json"}) {
+    EXPECT_EQ(status_of(post(s.port(), std::string("/api/compare?real=") + bad, default_request(1).dump())), 404) << bad;
+  }
+  // A config is not a trace: compare's own message, 400.
+  const std::string not_trace = post(s.port(), "/api/compare?real=models/llama3-70b.json", default_request(1).dump());
+  EXPECT_EQ(status_of(not_trace), 400) << not_trace.substr(0, 300);
+}
+
+// Polls GET /api/search until the search is no longer running (at most ~60 s).
+Json wait_for_search(int port) {
+  Json st;
+  for (int i = 0; i < 60; ++i) {
+    st = body_of(get(port, "/api/search?wait_ms=1000"));
+    if (st["state"] != "running") break;
+  }
+  return st;
+}
+
+TEST(Serve, SearchRunsInTheBackgroundWithProgressGivesTheCliCandidatesAndCanBeCancelled) {
+  Server s;
+  ASSERT_GT(s.port(), 0);
+  const Json req = default_request(1);
+  const std::string query = "/api/search?world_size=16&global_batch_size=64&seq_len=4096";
+  const std::string started = post(s.port(), query, req.dump());
+  ASSERT_EQ(status_of(started), 202) << started.substr(0, 300);
+  const Json st = wait_for_search(s.port());
+  ASSERT_EQ(st["state"], "done") << st.dump().substr(0, 300);
+  EXPECT_EQ(st["done"], st["total"]);
+  EXPECT_GT(st["total"].get<int>(), 0);
+  // The CLI's search of the same model, system and base strategy: the same candidates, byte for byte.
+  const fs::path dir = scratch("search-cli");
+  std::ofstream(dir / "model.json") << req["model"].dump();
+  std::ofstream(dir / "system.json") << req["system"].dump();
+  std::ofstream(dir / "strategy.json") << req["strategy"].dump();
+  const CliResult cli = run_cli({"search", "--model", (dir / "model.json").string(), "--system", (dir / "system.json").string(),
+                                 "--strategy", (dir / "strategy.json").string(), "--world-size", "16", "--global-batch-size",
+                                 "64", "--seq-len", "4096", "-q", "-o", (dir / "out").string()});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(st["result"]["search"]["candidates"].size(),
+            Json::parse(read_file(dir / "out" / "search.json"))["evaluated"].get<size_t>());
+  const std::string csv = get(s.port(), "/api/search/file?name=search.csv");
+  ASSERT_EQ(status_of(csv), 200);
+  EXPECT_EQ(body_text(csv), read_file(dir / "out" / "search.csv"));
+  EXPECT_EQ(status_of(get(s.port(), "/api/search/file?name=best_scenario.json")), 404);
+  // Bad parameters are refused before anything starts.
+  EXPECT_EQ(status_of(post(s.port(), "/api/search?world_size=0&global_batch_size=64", req.dump())), 400);
+  EXPECT_NE(post(s.port(), "/api/search?world_size=16&global_batch_size=64&tpp=2", req.dump()).find("unknown parameter 'tpp'"),
+            std::string::npos);
+  EXPECT_NE(post(s.port(), "/api/search?world_size=16&global_batch_size=64&tp=x", req.dump()).find("--tp"), std::string::npos);
+  // Cancelled at once: the state says so, and a new search may start.
+  const std::string big = "/api/search?world_size=4096&global_batch_size=4096&seq_len=4096&mbs=auto&vpp=1,2,4&cp=1,2,4&zero=0,1,2,3";
+  ASSERT_EQ(status_of(post(s.port(), big, req.dump())), 202);
+  EXPECT_EQ(status_of(post(s.port(), big, req.dump())), 400);  // one at a time
+  EXPECT_EQ(body_of(post(s.port(), "/api/search/cancel", ""))["cancelled"], true);
+  EXPECT_EQ(wait_for_search(s.port())["state"], "cancelled");
+  EXPECT_EQ(body_of(post(s.port(), "/api/search/cancel", ""))["cancelled"], false);
+  ASSERT_EQ(status_of(post(s.port(), query, req.dump())), 202);
+  EXPECT_EQ(wait_for_search(s.port())["state"], "done");
+  ASSERT_TRUE(s.alive());
 }
 
 // The app in headless Chromium: the form loads the default scenario, the edit in the URL (#strategy.tp_size=2,
@@ -267,6 +388,71 @@ TEST(Serve, AppInChromiumShowsTheCliNumberAfterAnEdit) {
   ASSERT_EQ(std::system((common + "--screenshot=" + shot.string() + " '" + url + "' > /dev/null 2>&1").c_str()), 0);
   EXPECT_TRUE(fs::is_regular_file(shot));
   std::cout << "screenshot: " << shot.string() << "\n";
+}
+
+// The app's page at `hash` in headless Chromium (the hash presses the buttons, see web/app.js): its DOM, and a
+// screenshot under `shot` when given.
+std::string app_dom(int port, const std::string& hash, const std::string& shot = "") {
+  std::string chromium;
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
+    if (access(p, X_OK) == 0) chromium = p;
+  }
+  if (const char* env = std::getenv("SIMUMAX_CHROMIUM"); env && *env) chromium = env;
+  EXPECT_FALSE(chromium.empty()) << "chromium is not installed: run tools/install-deps.sh (never skipped)";
+  const fs::path dir = scratch("app-chromium");
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/#" + hash;
+  // A bound on each browser run: a hung Chromium fails the test instead of stalling the suite.
+  const std::string common = "timeout 120 " + chromium + " --headless=new --no-sandbox --disable-gpu --no-first-run " +
+                             "--user-data-dir=" + (dir / "profile").string() +
+                             " --virtual-time-budget=30000 --window-size=1300,3000 ";
+  EXPECT_EQ(std::system((common + "--dump-dom '" + url + "' > " + (dir / "dom.html").string() + " 2>/dev/null").c_str()), 0);
+  if (!shot.empty()) {
+    const fs::path path = fs::path(SIMUMAX_SCREENSHOT_DIR) / shot;
+    fs::create_directories(path.parent_path());
+    EXPECT_EQ(std::system((common + "--screenshot=" + path.string() + " '" + url + "' > /dev/null 2>&1").c_str()), 0);
+    std::cout << "screenshot: " << path.string() << "\n";
+  }
+  return read_file(dir / "dom.html");
+}
+
+std::string tag_attr(const std::string& dom, const std::string& tag_regex, const std::string& name) {
+  std::smatch m, a;
+  if (!std::regex_search(dom, m, std::regex(tag_regex))) return "<no tag>";
+  const std::string tag = m.str();
+  return std::regex_search(tag, a, std::regex(" " + name + "=\"([^\"]*)\"")) ? a[1].str() : "<no attribute>";
+}
+
+TEST(Serve, AppInChromiumComparesSearchesWithAProgressBarAndDownloads) {
+  Server s({"--root", "models", "--root", "platforms", "--root", "scenarios", "--root", "tests/data/compare"});
+  ASSERT_GT(s.port(), 0);
+  const std::string req = default_request(1).dump();
+  // Compare with a real trace under the served folders: the report's compare view, with the server's numbers.
+  std::string dom = app_dom(s.port(), "real=compare/ranks/rank0.json&do=compare", "serve_compare.png");
+  const Json cmp = body_of(post(s.port(), "/api/compare?real=compare/ranks/rank0.json", req))["compare"];
+  EXPECT_EQ(tag_attr(dom, "<section id=\"compare\"[^>]*>", "data-ops"), std::to_string(cmp["ops"].size()));
+  EXPECT_DOUBLE_EQ(std::stod(tag_attr(dom, "<rect[^>]*data-metric=\"total_ms\" data-side=\"real\"[^>]*>", "data-value")),
+                   cmp["metrics"]["time"][0]["real"].get<double>());
+  // A search: the progress bar ends full, and the scatter has every candidate the server evaluated.
+  dom = app_dom(s.port(), "search.world_size=16&search.global_batch_size=64&search.seq_len=4096&do=search",
+                "serve_search.png");
+  const std::string bar = "<progress id=\"search-progress\"[^>]*>";
+  EXPECT_EQ(tag_attr(dom, bar, "data-state"), "done");
+  EXPECT_EQ(tag_attr(dom, bar, "data-done"), tag_attr(dom, bar, "data-total"));
+  const Json st = body_of(get(s.port(), "/api/search"));
+  ASSERT_EQ(st["state"], "done");
+  EXPECT_EQ(tag_attr(dom, "<section id=\"search\"[^>]*>", "data-candidates"),
+            std::to_string(st["result"]["search"]["candidates"].size()));
+  EXPECT_EQ(tag_attr(dom, bar, "data-total"), std::to_string(st["total"].get<int>()));
+  EXPECT_NE(dom.find("class=\"search-file\""), std::string::npos);
+  // A download from the page: the bytes the server gives for these configs.
+  for (const char* file : {"summary.json", "memory_snapshot.pickle"}) {
+    dom = app_dom(s.port(), std::string("do=download:") + file);
+    const std::string button = "<button id=\"download\"[^>]*>";
+    EXPECT_EQ(tag_attr(dom, button, "data-state"), "done") << file;
+    EXPECT_EQ(tag_attr(dom, button, "data-last-file"), file);
+    EXPECT_EQ(tag_attr(dom, button, "data-last-bytes"),
+              std::to_string(body_text(post(s.port(), std::string("/api/download?file=") + file, req)).size()));
+  }
 }
 
 }  // namespace

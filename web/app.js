@@ -22,15 +22,54 @@
     l.appendChild(s);
     bar.appendChild(l);
   }
-  const download = el('button', { id: 'download-scenario' }, 'download scenario');
+  const downloadPick = el('select', { id: 'download-file' });
+  for (const f of ['scenario.json', 'summary.json', 'trace.json', 'memory_timeline.json', 'memory_snapshot.json',
+    'memory_snapshot.pickle', 'report.html', 'compute_result.json', 'mem_result.json', 'base_info.json',
+    'simu_memory_result.json', 'simu_memory_snapshot.json', 'tracing_logs.json']) {
+    downloadPick.appendChild(el('option', { value: f }, f));
+  }
+  const download = el('button', { id: 'download' }, 'download');
+  const dl = el('label', {}, ' file of this run ');
+  dl.appendChild(downloadPick);
+  bar.appendChild(dl);
   bar.appendChild(download);
   panel.appendChild(bar);
+  // Compare with a real run (a profiler trace or Megatron-LM log under the served folders).
+  const cmpBar = el('div', { class: 'controls', id: 'compare-controls' });
+  const realPick = el('select', { id: 'pick-real' });
+  const cl = el('label', {}, ' real run ');
+  cl.appendChild(realPick);
+  cmpBar.appendChild(cl);
+  const compareButton = el('button', { id: 'compare-run' }, 'compare');
+  cmpBar.appendChild(compareButton);
+  const cmpNote = el('span', { class: 'note', id: 'compare-status' });
+  cmpBar.appendChild(cmpNote);
+  panel.appendChild(cmpBar);
+  // A search of layouts for this model and system, in the background.
+  const srBar = el('div', { class: 'controls', id: 'search-controls' });
+  const searchFields = {};
+  for (const [key, size] of [['world_size', 6], ['global_batch_size', 6], ['seq_len', 7], ['tp', 8], ['pp', 8],
+    ['mbs', 8], ['recompute', 14]]) {
+    const input = el('input', { id: 'field-search-' + key, size: String(size), placeholder: 'default' });
+    searchFields[key] = input;
+    const l = el('label', {}, ' ' + key + ' ');
+    l.appendChild(input);
+    srBar.appendChild(l);
+  }
+  const searchButton = el('button', { id: 'search-run' }, 'search');
+  const cancelButton = el('button', { id: 'search-cancel', disabled: 'disabled' }, 'cancel');
+  const progress = el('progress', { id: 'search-progress', max: '1', value: '0' });
+  const srNote = el('span', { class: 'note', id: 'search-status' });
+  for (const x of [searchButton, cancelButton, progress, srNote]) srBar.appendChild(x);
+  panel.appendChild(srBar);
   const headline = el('p', { id: 'app-headline', class: 'note' }, 'loading…');
   const problem = el('p', { id: 'app-error', class: 'nofit' });
   const form = el('div', { id: 'app-form' });
+  const extra = el('div', { id: 'app-extra' });  // a compare or search result, kept until the next one
   panel.appendChild(headline);
   panel.appendChild(problem);
   panel.appendChild(form);
+  panel.appendChild(extra);
   document.getElementById('status').textContent = 'simumax-sim serve: edit a field, the numbers below follow.';
 
   const getJson = (path) => fetch('/api/file?path=' + encodeURIComponent(path)).then((r) => {
@@ -60,9 +99,18 @@
   }
   // "#strategy.tp_size=2&model.layer_num=4": edits typed into the form on load (a link to a what-if; the browser
   // test edits the form this way).
+  // "#search.world_size=16" fills the search form, "#real=compare/x.json" picks the real run, "#do=search",
+  // "#do=compare" and "#do=download:summary.json" press the button once the first run is drawn.
+  const actions = [];
   function applyHashEdits() {
     for (const part of location.hash.slice(1).split('&').filter((x) => x)) {
-      const m = /^(model|strategy)\.([A-Za-z0-9_]+)=(.*)$/.exec(decodeURIComponent(part));
+      const text = decodeURIComponent(part);
+      const a = /^do=(search|compare|download:([A-Za-z0-9_.]+))$/.exec(text);
+      if (a) { actions.push(a[2] ? ['download', a[2]] : [a[1]]); continue; }
+      const s = /^search\.([a-z_]+)=(.*)$/.exec(text);
+      if (s && searchFields[s[1]]) { searchFields[s[1]].value = s[2]; continue; }
+      if (text.startsWith('real=')) { realPick.value = text.slice(5); continue; }
+      const m = /^(model|strategy)\.([A-Za-z0-9_]+)=(.*)$/.exec(text);
       const input = m && document.getElementById('field-' + m[1] + '-' + m[2]);
       if (!input) continue;
       if (input.type === 'checkbox') { input.checked = m[3] === 'true'; input.dispatchEvent(new Event('change')); }
@@ -110,8 +158,7 @@
   }
   async function run() {
     const mine = ++seq, started = editAt;
-    const body = JSON.stringify({ name: state.name, model: state.model, strategy: state.strategy, system: state.system });
-    const r = await fetch('/api/run', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: body });
+    const r = await post('/api/run');
     const d = await r.json();
     if (mine < shown) return;  // an older answer arriving after a newer one
     shown = mine;
@@ -135,15 +182,95 @@
     headline.dataset.updateMs = ms.toFixed(0);
     headline.textContent = 'step time ' + d.summary.step_time_ms.toFixed(2) + ' ms, MFU ' + d.summary.mfu.toFixed(4) +
       ' (updated ' + ms.toFixed(0) + ' ms after the edit)';
+    lastSummary = d.summary;
+    while (actions.length) act(actions.shift());
+  }
+  let lastSummary = null;
+  function act(a) {
+    if (a[0] === 'download') { downloadPick.value = a[1]; download.click(); }
+    else if (a[0] === 'compare') compareButton.click();
+    else if (a[0] === 'search') searchButton.click();
+  }
+  const body = () => JSON.stringify({ name: state.name, model: state.model, strategy: state.strategy, system: state.system });
+  const post = (url) => fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: body() });
+  function showIn(draw) {
+    extra.textContent = '';
+    R.into = extra;
+    try { draw(); } finally { R.into = null; }
   }
 
-  download.addEventListener('click', () => {
-    const blob = new Blob([JSON.stringify({ name: state.name, model: state.model, strategy: state.strategy,
-      system: state.system }, null, 1)], { type: 'application/json' });
-    const a = el('a', { href: URL.createObjectURL(blob), download: 'scenario.json' });
+  // Every file `run` writes for these configs, made by the server (the same bytes as the CLI's).
+  download.addEventListener('click', async () => {
+    const file = downloadPick.value;
+    download.dataset.state = 'busy';
+    const r = await post('/api/download?file=' + encodeURIComponent(file));
+    if (!r.ok) { problem.textContent = (await r.json()).error; download.dataset.state = 'error'; return; }
+    const blob = await r.blob();
+    const a = el('a', { href: URL.createObjectURL(blob), download: file });
+    document.body.appendChild(a);
     a.click();
+    a.remove();
+    download.dataset.state = 'done';
+    download.dataset.lastFile = file;
+    download.dataset.lastBytes = String(blob.size);
   });
-  fetch('/api/files').then((r) => r.json()).then((d) => {
+
+  compareButton.addEventListener('click', async () => {
+    if (!realPick.value) { cmpNote.textContent = ' no real run under the served folders'; return; }
+    cmpNote.textContent = ' comparing…';
+    compareButton.dataset.state = 'busy';
+    const r = await post('/api/compare?real=' + encodeURIComponent(realPick.value));
+    const d = await r.json();
+    if (!r.ok) { cmpNote.textContent = ' ' + d.error; compareButton.dataset.state = 'error'; return; }
+    showIn(() => R.drawCompare(d.compare));
+    cmpNote.textContent = ' ours (as the form stands, op granularity) against ' + realPick.value;
+    compareButton.dataset.state = 'done';
+  });
+
+  searchButton.addEventListener('click', async () => {
+    const q = new URLSearchParams();
+    const st = state.strategy || {};
+    const defaults = { world_size: st.world_size, seq_len: st.seq_len,
+      global_batch_size: lastSummary && lastSummary.batch ? lastSummary.batch.global_batch_size : undefined };
+    for (const [k, input] of Object.entries(searchFields)) {
+      const v = input.value.trim() || (defaults[k] === undefined ? '' : String(defaults[k]));
+      if (v) q.set(k, v);
+    }
+    const r = await post('/api/search?' + q.toString());
+    const d = await r.json();
+    if (!r.ok) { srNote.textContent = ' ' + d.error; progress.dataset.state = 'error'; return; }
+    cancelButton.disabled = false;
+    searchButton.disabled = true;
+    poll();
+  });
+  cancelButton.addEventListener('click', () => fetch('/api/search/cancel', { method: 'POST' }));
+  async function poll() {
+    const d = await (await fetch('/api/search?wait_ms=1000')).json();
+    progress.max = Math.max(1, d.total);
+    progress.value = d.done;
+    progress.dataset.state = d.state;
+    progress.dataset.done = String(d.done);
+    progress.dataset.total = String(d.total);
+    srNote.textContent = ' ' + d.state + (d.total ? ': ' + d.done + ' of ' + d.total + ' candidates' : '') +
+      (d.error ? ': ' + d.error : '');
+    if (d.state === 'running') { poll(); return; }
+    cancelButton.disabled = true;
+    searchButton.disabled = false;
+    if (d.state !== 'done') return;
+    showIn(() => {
+      R.drawSearch(d.result.search);
+      const links = el('p', { class: 'note' }, 'Download: ');
+      for (const f of ['search.json', 'search.csv']) {
+        links.appendChild(el('a', { href: '/api/search/file?name=' + f, download: f, class: 'search-file' }, f));
+        links.appendChild(document.createTextNode(' '));
+      }
+      extra.lastChild.appendChild(links);
+    });
+  }
+  fetch('/api/real-runs').then((r) => r.json()).then((d) => {
+    for (const f of d.files) realPick.appendChild(el('option', { value: f }, f));
+    return fetch('/api/files');
+  }).then((r) => r.json()).then((d) => {
     for (const kind of Object.keys(picks)) {
       for (const f of d.files.filter((x) => x.startsWith(kind + '/'))) picks[kind].appendChild(el('option', { value: f }, f));
     }

@@ -47,10 +47,11 @@
     tipBox.style.top = (ev.clientY + 14) + 'px';
   }
   function untip() { tipBox.hidden = true; }
+  // Sections go to the page's main element, or to R.into when the app draws somewhere else.
   function section(id, title) {
     const s = el('section', { id: id });
     s.appendChild(el('h2', {}, title));
-    root.appendChild(s);
+    (window.SimumaxReport.into || root).appendChild(s);
     return s;
   }
   function table(headers, rows, leftCols) {

@@ -455,5 +455,46 @@ TEST(Serve, AppInChromiumComparesSearchesWithAProgressBarAndDownloads) {
   }
 }
 
+// The CLI's result for the default request with `edit` applied: exit code, stderr and summary.json.
+CliResult cli_run_of(const Json& request, const std::string& name, Json* summary) {
+  const fs::path dir = scratch("cli-" + name);
+  std::ofstream(dir / "scenario.json") << request.dump();
+  const CliResult r = run_cli({"run", (dir / "scenario.json").string(), "-q", "-o", (dir / "out").string()});
+  if (summary && r.exit_code == 0) *summary = Json::parse(read_file(dir / "out" / "summary.json"));
+  return r;
+}
+
+TEST(Serve, AppFormIsBuiltFromTheReadersSchemaWithNestedFieldsAndTheCliErrors) {
+  Server s;
+  ASSERT_GT(s.port(), 0);
+  const Json schema = body_of(post(s.port(), "/api/schema", default_request(1).dump()));
+  EXPECT_EQ(schema["/strategy/tp_size"]["kind"], "integer");
+  EXPECT_EQ(schema["/system/accelerator/mem_gbs"]["kind"], "number");
+  EXPECT_EQ(schema["/strategy/fidelity"]["choices"], Json::array({"megatron", "simumax"}));
+  EXPECT_FALSE(default_request(1)["strategy"].contains("fidelity"));  // known to the readers, absent from the file
+  // A nested field made invalid: the message next to it is the CLI's, word for word.
+  std::string dom = app_dom(s.port(), "system.accelerator.mem_gbs=-1");
+  Json bad = default_request(1);
+  bad["system"]["accelerator"]["mem_gbs"] = -1;
+  const CliResult cli_bad = cli_run_of(bad, "bad", nullptr);
+  ASSERT_EQ(cli_bad.exit_code, 2);
+  const std::string cli_message = cli_bad.err.substr(cli_bad.err.find("scenario.json: "));
+  EXPECT_EQ(tag_attr(dom, "<span[^>]*data-error=\"[^\"]*\"[^>]*>", "data-error") + "\n", cli_message);
+  EXPECT_NE(dom.find("<details class=\"nested\" data-pointer=\"/system/accelerator\""), std::string::npos);
+  // A nested edit and a field the file does not have: the CLI's step time and fit verdicts.
+  dom = app_dom(s.port(), "system.accelerator.mem_gbs=40&strategy.fidelity=simumax", "serve_schema_form.png");
+  Json edited = default_request(1);
+  edited["system"]["accelerator"]["mem_gbs"] = 40;
+  edited["strategy"]["fidelity"] = "simumax";
+  Json summary;
+  ASSERT_EQ(cli_run_of(edited, "edited", &summary).exit_code, 0);
+  EXPECT_EQ(std::stod(tag_attr(dom, "<p id=\"app-headline\"[^>]*>", "data-step-time-ms")), summary["step_time_ms"].get<double>());
+  for (const Json& st : summary["stages"]) {
+    const std::string verdict = "<span[^>]*data-stage=\"" + std::to_string(st["stage"].get<int>()) + "\"[^>]*>";
+    EXPECT_EQ(tag_attr(dom, verdict, "data-fits"), st["fits"].get<bool>() ? "true" : "false");
+  }
+  EXPECT_NE(dom.find("<select id=\"field-strategy-fidelity\" data-pointer=\"/strategy/fidelity\">"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace simumax::tests

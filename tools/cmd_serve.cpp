@@ -108,6 +108,10 @@ void serve(const ServeArgs& a) {
     std::lock_guard<std::mutex> lock(run_mutex);
     res.set_content(run_request(req.body), "application/json");
   }));
+  server.Post("/api/schema", json_post([&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(run_mutex);
+    res.set_content(schema_request(req.body), "application/json");
+  }));
   server.Post("/api/download", json_post([&](const httplib::Request& req, httplib::Response& res) {
     const std::string file = req.get_param_value("file");
     std::lock_guard<std::mutex> lock(run_mutex);

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "engine/common/error.hpp"
+#include "engine/config/config_schema.hpp"
 #include "engine/report/html_report.hpp"
 #include "engine/report/json_text.hpp"
 #include "engine/report/serve_request.hpp"
@@ -95,6 +96,17 @@ std::string run_request(const std::string& body) {
   outputs.memory = true;
   write_outputs(dir.path(), run.scenario, run.result, outputs);
   return report::report_data_json(dir.path(), report::HtmlReportOptions{});
+}
+
+std::string schema_request(const std::string& body) {
+  ScratchDir dir;
+  const std::string file = dir.path() + "/scenario.json";
+  try {
+    report::write_file_atomically(file, report::inline_scenario_text(body));
+    return config::scenario_schema_json(file);
+  } catch (const common::ConfigError& e) {
+    rethrow_without(dir.path(), e);
+  }
 }
 
 std::string run_file_request(const std::string& body, const std::string& file) {

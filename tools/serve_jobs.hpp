@@ -37,6 +37,10 @@ const std::vector<std::string>& serve_run_files();
 // as "scenario.json" (common::UsageError) or the request (common::ConfigError).
 std::string run_request(const std::string& body);
 
+// POST /api/schema: the fields the config readers ask for when they read the request's scenario
+// (config::scenario_schema_json, pointers "/model/...", "/strategy/...", "/system/..."): the app's form.
+std::string schema_request(const std::string& body);
+
 // POST /api/download?file=NAME: the bytes of `file` (one of serve_run_files(), else common::UsageError) of the
 // request's run: the same bytes `run` writes for that scenario.
 std::string run_file_request(const std::string& body, const std::string& file);

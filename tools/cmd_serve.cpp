@@ -166,7 +166,8 @@ std::function<int()> add_serve(CLI::App& app) {
       ->capture_default_str();
   sub->footer("Binds 127.0.0.1 only. POST /api/run takes {\"model\": {...}, \"strategy\": {...}, \"system\": {...}} "
               "(inline objects, at most 4 MiB) and answers the report page's data, or {\"error\": ...} with the "
-              "message the CLI prints.");
+              "message the CLI prints; /api/schema, /api/download?file=, /api/compare?real= and /api/search take "
+              "the same body (docs/report.md lists the endpoints). Traces and logs under the roots can be compared.");
   return [sub, a]() {
     if (!sub->parsed()) return -1;
     serve(*a);

@@ -271,7 +271,7 @@
   }
   let lastSummary = null;
   function act(a) {
-    if (a[0] === 'download') { downloadPick.value = a[1]; download.click(); }
+    if (a[0] === 'download') { downloadPick.value = a[1]; fetchFile(false); }
     else if (a[0] === 'compare') compareButton.click();
     else if (a[0] === 'search') searchButton.click();
   }
@@ -284,20 +284,25 @@
   }
 
   // Every file `run` writes for these configs, made by the server (the same bytes as the CLI's).
-  download.addEventListener('click', async () => {
+  // `save` false (a link's #do=download:F): fetched as the button does, not saved (a headless browser's save can
+  // stall it, and the browser tests check what the button fetches).
+  async function fetchFile(save) {
     const file = downloadPick.value;
     download.dataset.state = 'busy';
     const r = await post('/api/download?file=' + encodeURIComponent(file));
     if (!r.ok) { problem.textContent = (await r.json()).error; download.dataset.state = 'error'; return; }
     const blob = await r.blob();
-    const a = el('a', { href: URL.createObjectURL(blob), download: file });
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
+    if (save) {
+      const a = el('a', { href: URL.createObjectURL(blob), download: file });
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+    }
     download.dataset.state = 'done';
     download.dataset.lastFile = file;
     download.dataset.lastBytes = String(blob.size);
-  });
+  }
+  download.addEventListener('click', () => fetchFile(true));
 
   compareButton.addEventListener('click', async () => {
     if (!realPick.value) { cmpNote.textContent = ' no real run under the served folders'; return; }

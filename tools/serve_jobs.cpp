@@ -3,8 +3,6 @@
 #include <stdlib.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,13 +11,10 @@
 #include "engine/common/error.hpp"
 #include "engine/config/config_schema.hpp"
 #include "engine/report/html_report.hpp"
-#include "engine/report/json_text.hpp"
 #include "engine/report/serve_request.hpp"
 #include "engine/report/summary.hpp"
 #include "engine/report/text_file.hpp"
 #include "engine/report/trace_compare.hpp"
-#include "engine/search/search.hpp"
-#include "engine/search/search_output.hpp"
 #include "engine/simulate.hpp"
 #include "tools/run_outputs.hpp"
 

@@ -3,6 +3,7 @@
 // paths are printed. Chromium missing is a failure, never a skip: tools/install-deps.sh installs it.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -138,6 +139,31 @@ TEST(HtmlReportBrowser, SearchReportPlotsEveryCandidateAndTheParetoFront) {
   EXPECT_NE(dom.find("<table id=\"search-best\">"), std::string::npos);
 }
 
+TEST(HtmlReportBrowser, CompareReportDrawsOursAgainstRealOpByOpAndTheStraggler) {
+  const fs::path dir = scratch("compare");
+  ASSERT_EQ(run_cli({"run", "scenarios/default.json", "--trace", "--granularity", "op", "-q", "-o", dir.string()}).exit_code, 0);
+  ASSERT_EQ(run_cli({"compare", dir.string(), "tests/data/compare/ranks", "-q", "--json", (dir / "compare.json").string()})
+                .exit_code, 0);
+  ASSERT_EQ(run_cli({"report", dir.string(), "-q"}).exit_code, 0);
+  const std::string dom = render(dir / "report.html", "report_compare", "1300,4000");
+  const Json cmp = Json::parse(read_file(dir / "compare.json"));
+  const std::string section = "<section id=\"compare\"[^>]*>";
+  EXPECT_EQ(attr(dom, section, "data-ops"), std::to_string(cmp["ops"].size()));
+  EXPECT_EQ(all_tags(dom, "<tr>").size() > cmp["ops"].size(), true);
+  EXPECT_EQ(attr(dom, section, "data-ranks"), "2");
+  EXPECT_EQ(attr(dom, section, "data-straggler-rank"), std::to_string(cmp["straggler"]["rank"].get<int>()));
+  const std::vector<std::string> slow = all_tags(dom, "<rect[^>]*class=\"rank-bar straggler\"[^>]*>");
+  ASSERT_EQ(slow.size(), 1u);
+  EXPECT_EQ(attr(slow[0], "<rect[^>]*>", "data-rank"), std::to_string(cmp["straggler"]["rank"].get<int>()));
+  const Json& total = cmp["comparison"].back()["metrics"]["total_ms"];
+  for (const char* side : {"ours", "real"}) {
+    const std::string bar = "<rect[^>]*data-metric=\"total_ms\" data-side=\"" + std::string(side) + "\"[^>]*>";
+    EXPECT_DOUBLE_EQ(std::stod(attr(dom, bar, "data-value")), total[side].get<double>()) << side;
+  }
+  EXPECT_NE(dom.find("<table id=\"compare-ops\">"), std::string::npos);
+  EXPECT_NE(dom.find("id=\"straggler\""), std::string::npos);
+}
+
 TEST(HtmlReportBrowser, Sim512GpuReportIsDecimatedAndOpensQuickly) {
   const fs::path dir = scratch("sim512");
   const CliResult r = run_cli({"run", "scenarios/bench/llama3_70b_512gpu_tp8_pp4_dp16.json", "--executor", "sim",
@@ -149,9 +175,23 @@ TEST(HtmlReportBrowser, Sim512GpuReportIsDecimatedAndOpensQuickly) {
   EXPECT_NE(dom.find("id=\"decimated\""), std::string::npos);
   EXPECT_EQ(attr(dom, "<section id=\"memory\"[^>]*>", "data-ranks"), "4");  // one curve per pipeline stage
   EXPECT_NE(dom.find("<section id=\"links\">"), std::string::npos);
-  const int render_ms = std::stoi(attr(dom, "<body[^>]*>", "data-render-ms"));
-  std::cout << "512-GPU report drawn " << render_ms << " ms after navigation start\n";
-  EXPECT_LT(render_ms, 3000);  // the target is 1 s; the bound leaves room for a loaded 2-core CI machine
+  const Json links = Json::parse(read_file(dir / "links.json"));
+  EXPECT_EQ(attr(dom, "<svg[^>]*id=\"link-series\"[^>]*>", "data-links"), "20");  // the 20 busiest, over time
+  EXPECT_EQ(attr(dom, "<svg[^>]*id=\"link-series\"[^>]*>", "data-buckets"),
+            std::to_string(links["links"][0]["utilisation_series"].size()));
+  EXPECT_EQ(all_tags(dom, "<rect[^>]*class=\"link-row\"[^>]*>").size(), 20u);
+  // Drawn in under a second: the median of three loads (one load on a loaded 2-core machine can stall).
+  std::vector<int> render_ms = {std::stoi(attr(dom, "<body[^>]*>", "data-render-ms"))};
+  std::cout << "512-GPU report: " << attr(dom, "<body[^>]*>", "data-timings") << "\n";
+  for (int i = 0; i < 2; ++i) {
+    const std::string again = chromium(dir / "report.html", "--dump-dom", "1300,4200");
+    render_ms.push_back(std::stoi(attr(again, "<body[^>]*>", "data-render-ms")));
+    std::cout << "512-GPU report: " << attr(again, "<body[^>]*>", "data-timings") << "\n";
+  }
+  std::sort(render_ms.begin(), render_ms.end());
+  std::cout << "512-GPU report drawn " << render_ms[0] << ", " << render_ms[1] << ", " << render_ms[2]
+            << " ms after navigation start\n";
+  EXPECT_LT(render_ms[1], 1000);
   fs::remove_all(dir);  // ~650 MB of trace and memory files
 }
 

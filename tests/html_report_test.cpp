@@ -161,6 +161,39 @@ TEST(HtmlReport, RunHtmlWritesTheReportIntoTheRunFolder) {
   EXPECT_FALSE(page_data(page).contains("timeline"));  // no --trace: the page says what is not drawn
 }
 
+TEST(HtmlReport, CompareJsonInTheFolderGivesOursAgainstRealOpByOpAndTheStraggler) {
+  const fs::path dir = scratch("compare");
+  ASSERT_EQ(run_cli({"run", "scenarios/default.json", "--trace", "--granularity", "op", "-q", "-o", dir.string()}).exit_code, 0);
+  const CliResult c = run_cli({"compare", dir.string(), "tests/data/compare/ranks", "-q", "--json", (dir / "compare.json").string()});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  ASSERT_EQ(run_cli({"report", dir.string(), "-q"}).exit_code, 0);
+  const Json d = page_data(read_file(dir / "report.html"))["compare"];
+  const Json cmp = Json::parse(read_file(dir / "compare.json"));
+  const Json& mean = cmp["comparison"].back()["metrics"];
+  ASSERT_FALSE(d["metrics"]["time"].empty());
+  EXPECT_EQ(d["metrics"]["time"][0]["name"], "total_ms");  // compare's own order, not the file's sorted keys
+  EXPECT_EQ(d["metrics"]["counts"][0]["name"], "kernels");
+  for (const Json& row : d["metrics"]["time"]) {
+    const std::string name = row["name"];
+    EXPECT_EQ(row["ours"], mean[name]["ours"]) << name;
+    EXPECT_EQ(row["real"], mean[name]["real"]) << name;
+    EXPECT_EQ(row["error_pct"], mean[name]["error_pct"]) << name;
+  }
+  EXPECT_EQ(d["metrics"]["time"].size() + d["metrics"]["counts"].size(), mean.size());
+  ASSERT_EQ(d["ops"].size(), cmp["ops"].size());
+  EXPECT_EQ(d["total_ops"], cmp["ops"].size());
+  for (size_t i = 0; i < d["ops"].size(); ++i) {
+    EXPECT_EQ(d["ops"][i]["name"], cmp["ops"][i]["ours"]["name"]);
+    EXPECT_EQ(d["ops"][i].contains("real"), !cmp["ops"][i]["real"].is_null());
+  }
+  ASSERT_EQ(d["ranks"].size(), 2u);
+  EXPECT_EQ(d["straggler"]["rank"], cmp["straggler"]["rank"]);
+  EXPECT_EQ(d["straggler"]["ratio"], cmp["straggler"]["straggler_ratio"]);
+  // A later run into the folder removes the compare of the earlier one with its other files.
+  ASSERT_EQ(run_cli({"run", "scenarios/default.json", "-q", "-o", dir.string()}).exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir / "compare.json"));
+}
+
 TEST(HtmlReport, MarkupInNamesCannotEndTheDataOrTitle) {
   const fs::path dir = scratch("x<b>");
   fs::create_directories(dir);
@@ -195,6 +228,8 @@ TEST(HtmlReport, BadFilesNameTheFileAndFieldAndExit2WithoutEchoingThem) {
       {"search.json", "{\"candidates\": [{\"status\": \"evaluated\", \"label\": \"SECRET-VALUE\"}]}",
        "search.json: /candidates/0/step_time_ms: required field is missing (expected a number)"},
       {"trace.json", "[]", "trace.json: /traceEvents: no complete events (ph \"X\"): nothing to draw"},
+      {"compare.json", "{\"real\": {\"path\": \"r.json\", \"kind\": \"SECRET-VALUE\"}}",
+       "compare.json: /real/steps: required field is missing (expected an array)"},
   };
   for (const BadCase& c : cases) {
     const fs::path dir = scratch("bad");

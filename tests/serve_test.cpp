@@ -1,151 +1,17 @@
 // `simumax-sim serve` (issue #17): loopback only, the CLI's numbers for an edited config, no file outside the
-// served folders, 1,000 malformed requests survived without crashing or growing, and the app in headless Chromium.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdlib>
-#include <filesystem>
+// served folders, 1,000 malformed requests survived without crashing or growing, downloads, compare and search.
+#include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <regex>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
-#include "tests/cli_runner.hpp"
+#include "tests/serve_client.hpp"
 
-namespace simumax::tests {
+namespace simumax::tests::serve {
 namespace {
-
-namespace fs = std::filesystem;
-using Json = nlohmann::json;
-
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("simumax-serve-test-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
-// The server as a child process on a free port, stopped when the test ends.
-class Server {
- public:
-  explicit Server(std::vector<std::string> extra = {}) {
-    out_ = scratch("server") / "stdout";
-    pid_ = fork();
-    if (pid_ == 0) {
-      if (!std::freopen(out_.c_str(), "w", stdout)) _exit(126);
-      // One malloc arena: otherwise each of the server's worker threads grows its own arena the first time it
-      // takes a request, which under a loaded machine reads as growth without being a leak.
-      setenv("MALLOC_ARENA_MAX", "1", 1);
-      std::vector<std::string> args = {SIMUMAX_CLI, "serve", "--port", "0"};
-      args.insert(args.end(), extra.begin(), extra.end());
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(SIMUMAX_CLI, argv.data());
-      _exit(127);
-    }
-    for (int i = 0; i < 200 && port_ == 0; ++i) {
-      std::smatch m;
-      const std::string text = read_file(out_);
-      if (std::regex_search(text, m, std::regex("127\\.0\\.0\\.1:([0-9]+)/"))) port_ = std::stoi(m[1]);
-      else std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-  ~Server() {
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-  }
-  int port() const { return port_; }
-  pid_t pid() const { return pid_; }
-  bool alive() const { return waitpid(pid_, nullptr, WNOHANG) == 0; }
-  long rss_kib() const {
-    std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-    }
-    return -1;
-  }
-
- private:
-  fs::path out_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
-
-// Sends `raw` on a new connection to 127.0.0.1:port and returns what comes back before the server closes it
-// (or `wait_ms` pass). `half_close`: shut our side after sending (the server then answers nothing: a malformed
-// request that also hangs up).
-std::string send_raw(int port, const std::string& raw, bool half_close, int wait_ms = 5000) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return "<connect failed>";
-  }
-  timeval tv{wait_ms / 1000, (wait_ms % 1000) * 1000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  for (size_t sent = 0; sent < raw.size();) {
-    const ssize_t n = send(fd, raw.data() + sent, raw.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += static_cast<size_t>(n);
-  }
-  if (half_close) shutdown(fd, SHUT_WR);
-  std::string got;
-  char buf[65536];
-  for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<size_t>(n));
-  close(fd);
-  return got;
-}
-
-std::string post(int port, const std::string& path, const std::string& body, const std::string& type = "application/json") {
-  return send_raw(port, "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: " + type +
-                            "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body,
-                  false);
-}
-
-std::string get(int port, const std::string& target) {
-  return send_raw(port, "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", false);
-}
-
-int status_of(const std::string& response) {
-  return response.rfind("HTTP/1.1 ", 0) == 0 ? std::stoi(response.substr(9, 3)) : -1;
-}
-
-Json body_of(const std::string& response) { return Json::parse(response.substr(response.find("\r\n\r\n") + 4)); }
-
-// The default scenario with its model and system inline (what the app posts), tp_size as given.
-Json default_request(int tp) {
-  Json sc = Json::parse(read_file("scenarios/default.json"));
-  Json model = Json::parse(read_file("models/llama3-70b.json"));
-  model.update(sc["model_overrides"]);
-  sc["strategy"]["tp_size"] = tp;
-  return {{"name", sc["name"]}, {"model", model}, {"strategy", sc["strategy"]},
-          {"system", Json::parse(read_file("platforms/b200_bf16.json"))}};
-}
-
-double cli_step_time_ms(int tp) {
-  const fs::path dir = scratch("cli-tp" + std::to_string(tp));
-  Json sc = Json::parse(read_file("scenarios/default.json"));
-  sc["model"] = fs::absolute("models/llama3-70b.json").string();
-  sc["system"] = fs::absolute("platforms/b200_bf16.json").string();
-  sc["strategy_overrides"] = {{"tp_size", tp}};
-  std::ofstream(dir / "s.json") << sc.dump();
-  const CliResult r = run_cli({"run", (dir / "s.json").string(), "-q", "-o", (dir / "out").string()});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return Json::parse(read_file(dir / "out" / "summary.json"))["step_time_ms"];
-}
 
 TEST(Serve, ListensOnLoopbackOnly) {
   Server s;
@@ -220,6 +86,11 @@ TEST(Serve, SurvivesAThousandMalformedRequestsWithoutGrowing) {
       "BREW /coffee HTTP/1.1\r\n\r\n",
       "GET / HTTP/9.9\r\n\r\n",
       "GET /api/files HTTP/1.1\r\nHost: " + std::string(3000, 'h') + "\r\n",
+      "POST /api/search?world_size=-1 HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+      "POST /api/compare?real=../../etc/passwd HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+      "POST /api/download?file=../x HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+      "GET /api/search?wait_ms=99999999999999 HTTP/1.1\r\n\r\n",
+      "GET /api/search/file?name=/etc/passwd HTTP/1.1\r\n\r\n",
   };
   const std::string deep = std::string(100000, '[');
   auto send_batch = [&](int count, int offset) {
@@ -240,34 +111,109 @@ TEST(Serve, SurvivesAThousandMalformedRequestsWithoutGrowing) {
   EXPECT_EQ(status_of(r), 200);
 }
 
-// The app in headless Chromium: the form loads the default scenario, the edit in the URL (#strategy.tp_size=2,
-// typed into the tp_size field on load) is posted, and the headline shows the CLI's step time for tp 2.
-TEST(Serve, AppInChromiumShowsTheCliNumberAfterAnEdit) {
-  std::string chromium;
-  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
-    if (access(p, X_OK) == 0) chromium = p;
-  }
-  if (const char* env = std::getenv("SIMUMAX_CHROMIUM"); env && *env) chromium = env;
-  ASSERT_FALSE(chromium.empty()) << "chromium is not installed: run tools/install-deps.sh (never skipped)";
+TEST(Serve, DownloadsAreTheBytesRunWritesForTheDownloadedScenario) {
   Server s;
   ASSERT_GT(s.port(), 0);
-  const fs::path dir = scratch("chromium");
-  const std::string url = "http://127.0.0.1:" + std::to_string(s.port()) + "/#strategy.tp_size=2";
-  const std::string common = chromium + " --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir=" +
-                             (dir / "profile").string() + " --virtual-time-budget=10000 --window-size=1300,1800 ";
-  ASSERT_EQ(std::system((common + "--dump-dom '" + url + "' > " + (dir / "dom.html").string() + " 2>/dev/null").c_str()), 0);
-  const std::string dom = read_file(dir / "dom.html");
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(dom, m, std::regex("<p id=\"app-headline\"[^>]*data-step-time-ms=\"([^\"]+)\"[^>]*data-update-ms=\"([0-9]+)\"")))
-      << dom.substr(0, 2000);
-  EXPECT_EQ(std::stod(m[1]), cli_step_time_ms(2));
-  std::cout << "edit to numbers on screen: " << m[2] << " ms\n";
-  const fs::path shot = fs::path(SIMUMAX_SCREENSHOT_DIR) / "serve_app.png";
-  fs::create_directories(shot.parent_path());
-  ASSERT_EQ(std::system((common + "--screenshot=" + shot.string() + " '" + url + "' > /dev/null 2>&1").c_str()), 0);
-  EXPECT_TRUE(fs::is_regular_file(shot));
-  std::cout << "screenshot: " << shot.string() << "\n";
+  const std::string req = default_request(1).dump();
+  const fs::path dir = scratch("downloads");
+  const std::string scenario = post(s.port(), "/api/download?file=scenario.json", req);
+  ASSERT_EQ(status_of(scenario), 200) << scenario.substr(0, 300);
+  EXPECT_NE(scenario.find("Content-Disposition: attachment; filename=\"scenario.json\""), std::string::npos);
+  std::ofstream(dir / "scenario.json") << body_text(scenario);
+  const CliResult r = run_cli({"run", (dir / "scenario.json").string(), "--trace", "--memory", "--simumax-outputs", "--html",
+                               "-q", "-o", (dir / "run").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* file : {"summary.json", "trace.json", "memory_timeline.json", "memory_snapshot.json",
+                           "memory_snapshot.pickle", "compute_result.json", "mem_result.json", "base_info.json",
+                           "simu_memory_result.json", "simu_memory_snapshot.json", "tracing_logs.json"}) {
+    const std::string got = post(s.port(), std::string("/api/download?file=") + file, req);
+    ASSERT_EQ(status_of(got), 200) << file;
+    EXPECT_EQ(body_text(got), read_file(dir / "run" / file)) << file;
+  }
+  // The report is of a folder of another name (the title says so): the same page otherwise.
+  const std::string page = post(s.port(), "/api/download?file=report.html", req);
+  ASSERT_EQ(status_of(page), 200);
+  EXPECT_NE(page.find("Content-Type: text/html"), std::string::npos);
+  EXPECT_NE(body_text(page).find("function drawTimeline"), std::string::npos);
+  for (const char* bad : {"../summary.json", "links.json", "", "summary.json%00"}) {
+    const std::string got = post(s.port(), std::string("/api/download?file=") + bad, req);
+    EXPECT_EQ(status_of(got), 400) << bad;
+    EXPECT_NE(got.find("file: expected one of scenario.json, summary.json"), std::string::npos) << bad;
+  }
+}
+
+TEST(Serve, CompareRunsOursAgainstARealRunUnderTheServedFoldersOnly) {
+  Server s({"--root", "models", "--root", "platforms", "--root", "scenarios", "--root", "tests/data/compare"});
+  ASSERT_GT(s.port(), 0);
+  const std::string list = get(s.port(), "/api/real-runs");
+  EXPECT_NE(list.find("\"compare/ranks/rank0.json\""), std::string::npos);
+  EXPECT_NE(list.find("\"compare/megatron_sample.log\""), std::string::npos);
+  const std::string r = post(s.port(), "/api/compare?real=compare/ranks/rank0.json", default_request(1).dump());
+  ASSERT_EQ(status_of(r), 200) << r.substr(0, 400);
+  const Json d = body_of(r);
+  // The CLI's compare of the same run (op granularity) against the same trace.
+  const fs::path dir = scratch("compare-cli");
+  ASSERT_EQ(post(s.port(), "/api/download?file=scenario.json", default_request(1).dump()).empty(), false);
+  std::ofstream(dir / "s.json") << body_text(post(s.port(), "/api/download?file=scenario.json", default_request(1).dump()));
+  ASSERT_EQ(run_cli({"run", (dir / "s.json").string(), "--trace", "--granularity", "op", "-q", "-o", (dir / "o").string()})
+                .exit_code, 0);
+  ASSERT_EQ(run_cli({"compare", (dir / "o").string(), "tests/data/compare/ranks/rank0.json", "-q", "--json",
+                     (dir / "c.json").string()}).exit_code, 0);
+  const Json cli = Json::parse(read_file(dir / "c.json"));
+  EXPECT_EQ(d["compare"]["metrics"]["time"][0]["ours"], cli["comparison"].back()["metrics"]["total_ms"]["ours"]);
+  EXPECT_EQ(d["compare"]["metrics"]["time"][0]["real"], cli["comparison"].back()["metrics"]["total_ms"]["real"]);
+  EXPECT_EQ(d["compare"]["ops"].size(), cli["ops"].size());
+  for (const char* bad : {"compare/../../README.md", "/etc/passwd", "models/llama3-70b.jsonx", "compare/ranks",
+                          "compare/missing.json"}) {
+    EXPECT_EQ(status_of(post(s.port(), std::string("/api/compare?real=") + bad, default_request(1).dump())), 404) << bad;
+  }
+  // A config is not a trace: compare's own message, 400.
+  const std::string not_trace = post(s.port(), "/api/compare?real=models/llama3-70b.json", default_request(1).dump());
+  EXPECT_EQ(status_of(not_trace), 400) << not_trace.substr(0, 300);
+}
+
+TEST(Serve, SearchRunsInTheBackgroundWithProgressGivesTheCliCandidatesAndCanBeCancelled) {
+  Server s;
+  ASSERT_GT(s.port(), 0);
+  const Json req = default_request(1);
+  const std::string query = "/api/search?world_size=16&global_batch_size=64&seq_len=4096";
+  const std::string started = post(s.port(), query, req.dump());
+  ASSERT_EQ(status_of(started), 202) << started.substr(0, 300);
+  const Json st = wait_for_search(s.port());
+  ASSERT_EQ(st["state"], "done") << st.dump().substr(0, 300);
+  EXPECT_EQ(st["done"], st["total"]);
+  EXPECT_GT(st["total"].get<int>(), 0);
+  // The CLI's search of the same model, system and base strategy: the same candidates, byte for byte.
+  const fs::path dir = scratch("search-cli");
+  std::ofstream(dir / "model.json") << req["model"].dump();
+  std::ofstream(dir / "system.json") << req["system"].dump();
+  std::ofstream(dir / "strategy.json") << req["strategy"].dump();
+  const CliResult cli = run_cli({"search", "--model", (dir / "model.json").string(), "--system", (dir / "system.json").string(),
+                                 "--strategy", (dir / "strategy.json").string(), "--world-size", "16", "--global-batch-size",
+                                 "64", "--seq-len", "4096", "-q", "-o", (dir / "out").string()});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(st["result"]["search"]["candidates"].size(),
+            Json::parse(read_file(dir / "out" / "search.json"))["evaluated"].get<size_t>());
+  const std::string csv = get(s.port(), "/api/search/file?name=search.csv");
+  ASSERT_EQ(status_of(csv), 200);
+  EXPECT_EQ(body_text(csv), read_file(dir / "out" / "search.csv"));
+  EXPECT_EQ(status_of(get(s.port(), "/api/search/file?name=best_scenario.json")), 404);
+  // Bad parameters are refused before anything starts.
+  EXPECT_EQ(status_of(post(s.port(), "/api/search?world_size=0&global_batch_size=64", req.dump())), 400);
+  EXPECT_NE(post(s.port(), "/api/search?world_size=16&global_batch_size=64&tpp=2", req.dump()).find("unknown parameter 'tpp'"),
+            std::string::npos);
+  EXPECT_NE(post(s.port(), "/api/search?world_size=16&global_batch_size=64&tp=x", req.dump()).find("--tp"), std::string::npos);
+  // Cancelled at once: the state says so, and a new search may start.
+  const std::string big = "/api/search?world_size=4096&global_batch_size=4096&seq_len=4096&mbs=auto&vpp=1,2,4&cp=1,2,4&zero=0,1,2,3";
+  ASSERT_EQ(status_of(post(s.port(), big, req.dump())), 202);
+  EXPECT_EQ(status_of(post(s.port(), big, req.dump())), 400);  // one at a time
+  EXPECT_EQ(body_of(post(s.port(), "/api/search/cancel", ""))["cancelled"], true);
+  EXPECT_EQ(wait_for_search(s.port())["state"], "cancelled");
+  EXPECT_EQ(body_of(post(s.port(), "/api/search/cancel", ""))["cancelled"], false);
+  ASSERT_EQ(status_of(post(s.port(), query, req.dump())), 202);
+  EXPECT_EQ(wait_for_search(s.port())["state"], "done");
+  ASSERT_TRUE(s.alive());
 }
 
 }  // namespace
-}  // namespace simumax::tests
+}  // namespace simumax::tests::serve

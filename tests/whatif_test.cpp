@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -68,6 +69,40 @@ TEST(WhatIf, DpRingsSharingLeafUplinksTakeTwiceAsLong) {
   EXPECT_LE(ratio, 2.1);
   EXPECT_EQ(shared.links[0]["name"].get<std::string>().find("leaf"), 0u) << shared.links[0];
   EXPECT_GT(shared.links[0]["utilisation"].get<double>(), own.links[0]["utilisation"].get<double>());
+}
+
+TEST(WhatIf, LinksJsonHasTheBusiestLinksOverTimeSummingToTheirTotals) {
+  const fs::path out = out_dir("series");
+  for (int i = 0; i < 2; ++i) {
+    const auto r = run_cli({"run", kPrefix + "shared_leaves_4to1.json", "-q", "--executor", "sim", "--ranks", "all",
+                            "-o", (out / std::to_string(i)).string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const std::string text = read_file((out / "0" / "links.json").string());
+  EXPECT_EQ(text, read_file((out / "1" / "links.json").string()));  // deterministic, byte for byte
+  const auto j = nlohmann::json::parse(text);
+  const double bucket_s = j["series_bucket_s"], makespan_s = j["makespan_s"];
+  const size_t buckets = static_cast<size_t>(std::ceil(makespan_s / bucket_s));
+  EXPECT_LE(buckets, 128u);
+  EXPECT_GT(buckets, 64u);  // the width doubles only when the step outgrows 128 buckets
+  ASSERT_GT(j["links"].size(), 20u);
+  for (size_t i = 0; i < j["links"].size(); ++i) {
+    const auto& l = j["links"][i];
+    if (i >= 20) {
+      EXPECT_FALSE(l.contains("busy_series")) << i;  // bounded: only the 20 busiest
+      continue;
+    }
+    ASSERT_EQ(l["busy_series"].size(), buckets) << i;
+    ASSERT_EQ(l["utilisation_series"].size(), buckets) << i;
+    double busy = 0, bytes = 0;
+    for (size_t b = 0; b < buckets; ++b) {
+      EXPECT_LE(l["busy_series"][b].get<double>(), 1 + 1e-9);
+      busy += l["busy_series"][b].get<double>() * bucket_s;
+      bytes += l["utilisation_series"][b].get<double>() * bucket_s * l["bandwidth_bytes_per_s"].get<double>();
+    }
+    EXPECT_NEAR(busy / l["busy_s"].get<double>(), 1.0, 1e-9) << l["name"];
+    EXPECT_NEAR(bytes / l["bytes"].get<double>(), 1.0, 1e-9) << l["name"];
+  }
 }
 
 TEST(WhatIf, HalvedIbSlowsTheDpPhaseAndHalvedNvlinkDoesNotAffectThisJob) {

@@ -33,7 +33,8 @@ std::function<int()> add_report(CLI::App& app) {
       "report", "write one self-contained HTML report (no network needed) of a run or search output folder");
   sub->add_option("dir", a->dir,
                   "the folder `run` or `search` wrote: summary.json, and trace.json / memory_timeline.json (run with "
-                  "--trace --memory) / links.json / search.json when present")
+                  "--trace --memory) / links.json / search.json / compare.json (compare --json DIR/compare.json) when "
+                  "present")
       ->required();
   sub->add_option("-o,--out", a->out, "the HTML file to write (default: DIR/report.html)");
   sub->add_option("--max-slices", a->options.max_slices,
@@ -42,8 +43,9 @@ std::function<int()> add_report(CLI::App& app) {
       ->check(CLI::Range(size_t{1000}, size_t{100000000}));
   sub->add_flag("-q,--quiet", a->quiet, "print nothing");
   sub->footer("The page draws the summary with a fit verdict per stage, the pipeline timeline (zoom, hover), the "
-              "memory curve of each traced rank, the busiest links of a sim run and a search's step time against "
-              "peak memory. Same folder -> byte-identical HTML.");
+              "memory curve of each traced rank, the busiest links of a sim run and their utilisation over time, a "
+              "search's step time against peak memory, and a compare's ours against the real run (step breakdown, "
+              "op by op, ranks). Same folder -> byte-identical HTML.");
   return [sub, a]() { return sub->parsed() ? do_report(*a) : -1; };
 }
 

@@ -43,7 +43,8 @@ const char* const kRunFiles[] = {"summary.json",         "platform.xml",        
                                  "trace.json",           "tracing_logs.json",      "memory_timeline.json",
                                  "memory_snapshot.json", "memory_snapshot.pickle", "compute_result.json",
                                  "mem_result.json",      "base_info.json",         "simu_memory_result.json",
-                                 "simu_memory_snapshot.json", "report.html"};
+                                 "simu_memory_snapshot.json", "report.html",
+                                 "compare.json"};  // `compare --json DIR/compare.json` of the earlier run
 
 // One run at a time per folder: an advisory lock on <dir>/.simumax-sim.lock, held until the process ends (the
 // kernel releases it even on a crash). Two runs writing one folder mixed their files (issue #12).

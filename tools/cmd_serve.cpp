@@ -1,11 +1,10 @@
 // simumax-sim serve: a local web app (127.0.0.1 only) to pick a model, a strategy and a system, edit any field
 // and see the step time, the fit verdict, the memory and the timeline update (docs/report.md).
-#include <stdlib.h>
-#include <unistd.h>
-
-#include <filesystem>
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -15,19 +14,13 @@
 #include "engine/common/error.hpp"
 #include "engine/report/html_report.hpp"
 #include "engine/report/json_text.hpp"
-#include "engine/report/serve_request.hpp"
-#include "engine/report/summary.hpp"
-#include "engine/report/text_file.hpp"
-#include "engine/simulate.hpp"
 #include "tools/commands.hpp"
-#include "tools/run_outputs.hpp"
+#include "tools/serve_jobs.hpp"
 #include "tools/serve_paths.hpp"
 
 namespace simumax::tools {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr size_t kMaxBodyBytes = 4u << 20;  // a system file with its efficiency tables is ~50 kB
 
@@ -38,88 +31,17 @@ struct ServeArgs {
 
 std::string error_json(const std::string& message) { return "{\"error\":" + report::quoted(message) + "}"; }
 
-// A scratch folder for one run, removed when done (the run's files are only read back into the answer).
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string tmpl = (fs::temp_directory_path() / "simumax-serve-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw common::InternalError("cannot create a temporary folder");
-    path_ = tmpl;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-// One run of the fast executor on the request's scenario: the report page's data (summary, timeline, memory).
-// The scenario is written to a scratch folder because the config loader reads files; every message that names
-// it is given back as "scenario.json: <pointer>: ..." (a UsageError: the pointer is already in the text).
-std::string run_request(const std::string& body) {
-  const std::string scenario = report::inline_scenario_text(body);
-  ScratchDir dir;
-  const std::string file = dir.path() + "/scenario.json";
-  try {
-    report::write_file_atomically(file, scenario);
-    config::Scenario s = config::load_scenario(file);
-    const RunResult r = simulate(s, RunOptions{});
-    report::write_file_atomically(dir.path() + "/summary.json", report::summary_json(r.summary));
-    OutputArgs outputs;
-    outputs.trace = true;
-    outputs.memory = true;
-    write_outputs(dir.path(), s, r, outputs);
-    return report::report_data_json(dir.path(), report::HtmlReportOptions{});
-  } catch (const common::ConfigError& e) {
-    std::string what = e.what();
-    if (what.rfind(dir.path() + "/", 0) == 0) what = what.substr(dir.path().size() + 1);
-    throw common::UsageError(what);
-  }
-}
-
-void serve(const ServeArgs& a) {
-  const ServeRoots roots = make_serve_roots(a.roots);
-  httplib::Server server;
-  std::mutex run_mutex;  // the engine's loggers and caches are not meant for concurrent runs
-  server.set_payload_max_length(kMaxBodyBytes);
-  server.set_read_timeout(5, 0);
-  server.set_write_timeout(5, 0);
-  server.set_keep_alive_max_count(20);
-  const std::string page = report::html_app_page();
-  server.Get("/", [&](const httplib::Request&, httplib::Response& res) { res.set_content(page, "text/html; charset=utf-8"); });
-  server.Get("/api/files", [&](const httplib::Request&, httplib::Response& res) {
-    std::string out = "{\"files\":[";
-    const std::vector<std::string> files = list_serve_files(roots);
-    for (size_t i = 0; i < files.size(); ++i) out += (i ? "," : "") + report::quoted(files[i]);
-    res.set_content(out + "]}", "application/json");
-  });
-  server.Get("/api/file", [&](const httplib::Request& req, httplib::Response& res) {
-    const std::optional<std::string> path = req.has_param("path") ? resolve_serve_file(roots, req.get_param_value("path"))
-                                                                   : std::nullopt;
-    if (!path) {
-      res.status = 404;
-      res.set_content(error_json("no such file under the served folders"), "application/json");
-      return;
-    }
-    std::ifstream in(*path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    res.set_content(text.str(), "application/json");
-  });
-  server.Post("/api/run", [&](const httplib::Request& req, httplib::Response& res) {
+// A POST handler for a JSON body: the content type checked, errors as {"error": ...} with 400 (the user's input)
+// or 500 (ours).
+httplib::Server::Handler json_post(std::function<void(const httplib::Request&, httplib::Response&)> handle) {
+  return [handle = std::move(handle)](const httplib::Request& req, httplib::Response& res) {
     if (req.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
       res.status = 415;
       res.set_content(error_json("expected Content-Type: application/json"), "application/json");
       return;
     }
     try {
-      std::lock_guard<std::mutex> lock(run_mutex);
-      res.set_content(run_request(req.body), "application/json");
+      handle(req, res);
     } catch (const common::ConfigError& e) {
       res.status = 400;
       res.set_content(error_json(e.what()), "application/json");
@@ -130,6 +52,98 @@ void serve(const ServeArgs& a) {
       res.status = 500;
       res.set_content(error_json(std::string("internal error: ") + e.what()), "application/json");
     }
+  };
+}
+
+std::string list_json(const std::vector<std::string>& files) {
+  std::string out = "{\"files\":[";
+  for (size_t i = 0; i < files.size(); ++i) out += (i ? "," : "") + report::quoted(files[i]);
+  return out + "]}";
+}
+
+const char* content_type_of(const std::string& file) {
+  if (file.size() > 5 && file.compare(file.size() - 5, 5, ".html") == 0) return "text/html; charset=utf-8";
+  if (file.size() > 4 && file.compare(file.size() - 4, 4, ".csv") == 0) return "text/csv";
+  if (file.size() > 7 && file.compare(file.size() - 7, 7, ".pickle") == 0) return "application/octet-stream";
+  return "application/json";
+}
+
+void attach(httplib::Response& res, const std::string& name, std::string bytes) {
+  res.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
+  res.set_content(std::move(bytes), content_type_of(name));
+}
+
+void not_found(httplib::Response& res, const std::string& what) {
+  res.status = 404;
+  res.set_content(error_json(what), "application/json");
+}
+
+void serve(const ServeArgs& a) {
+  const ServeRoots roots = make_serve_roots(a.roots);
+  httplib::Server server;
+  std::mutex run_mutex;  // the engine's loggers and caches are not meant for concurrent runs
+  SearchJob search;      // its evaluators are independent of the runs' (as its own threads are of each other)
+  server.set_payload_max_length(kMaxBodyBytes);
+  server.set_read_timeout(5, 0);
+  server.set_write_timeout(5, 0);
+  server.set_keep_alive_max_count(20);
+  const std::string page = report::html_app_page();
+  server.Get("/", [&](const httplib::Request&, httplib::Response& res) { res.set_content(page, "text/html; charset=utf-8"); });
+  server.Get("/api/files", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(list_json(list_serve_files(roots)), "application/json");
+  });
+  server.Get("/api/real-runs", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(list_json(list_real_runs(roots)), "application/json");
+  });
+  server.Get("/api/file", [&](const httplib::Request& req, httplib::Response& res) {
+    const std::optional<std::string> path = req.has_param("path") ? resolve_serve_file(roots, req.get_param_value("path"))
+                                                                   : std::nullopt;
+    if (!path) return not_found(res, "no such file under the served folders");
+    std::ifstream in(*path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    res.set_content(text.str(), "application/json");
+  });
+  server.Post("/api/run", json_post([&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(run_mutex);
+    res.set_content(run_request(req.body), "application/json");
+  }));
+  server.Post("/api/schema", json_post([&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(run_mutex);
+    res.set_content(schema_request(req.body), "application/json");
+  }));
+  server.Post("/api/download", json_post([&](const httplib::Request& req, httplib::Response& res) {
+    const std::string file = req.get_param_value("file");
+    std::lock_guard<std::mutex> lock(run_mutex);
+    attach(res, file, run_file_request(req.body, file));
+  }));
+  server.Post("/api/compare", json_post([&](const httplib::Request& req, httplib::Response& res) {
+    const std::optional<std::string> real = resolve_real_run(roots, req.get_param_value("real"));
+    if (!real) return not_found(res, "real: no such trace or log under the served folders");
+    std::lock_guard<std::mutex> lock(run_mutex);
+    res.set_content(compare_request(req.body, *real, default_kernel_classes()), "application/json");
+  }));
+  server.Post("/api/search", json_post([&](const httplib::Request& req, httplib::Response& res) {
+    std::map<std::string, std::string> params;
+    for (const auto& [k, v] : req.params) params[k] = v;
+    search.start(req.body, params);
+    res.status = 202;
+    res.set_content(search.status_json(0), "application/json");
+  }));
+  server.Get("/api/search", [&](const httplib::Request& req, httplib::Response& res) {
+    int wait_ms = 0;
+    const std::string w = req.get_param_value("wait_ms");
+    if (!w.empty() && w.size() <= 4 && w.find_first_not_of("0123456789") == std::string::npos) wait_ms = std::stoi(w);
+    res.set_content(search.status_json(std::min(wait_ms, 2000)), "application/json");
+  });
+  server.Post("/api/search/cancel", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string("{\"cancelled\":") + (search.cancel() ? "true" : "false") + "}", "application/json");
+  });
+  server.Get("/api/search/file", [&](const httplib::Request& req, httplib::Response& res) {
+    const std::string name = req.get_param_value("name");
+    std::string bytes = name == "search.json" || name == "search.csv" ? search.file(name) : std::string();
+    if (bytes.empty()) return not_found(res, "name: search.json or search.csv of a finished search");
+    attach(res, name, std::move(bytes));
   });
   server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty()) res.set_content(error_json("HTTP " + std::to_string(res.status)), "application/json");
@@ -152,7 +166,8 @@ std::function<int()> add_serve(CLI::App& app) {
       ->capture_default_str();
   sub->footer("Binds 127.0.0.1 only. POST /api/run takes {\"model\": {...}, \"strategy\": {...}, \"system\": {...}} "
               "(inline objects, at most 4 MiB) and answers the report page's data, or {\"error\": ...} with the "
-              "message the CLI prints.");
+              "message the CLI prints; /api/schema, /api/download?file=, /api/compare?real= and /api/search take "
+              "the same body (docs/report.md lists the endpoints). Traces and logs under the roots can be compared.");
   return [sub, a]() {
     if (!sub->parsed()) return -1;
     serve(*a);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <utility>
 
 #include "engine/common/error.hpp"
 #include "engine/report/json_text.hpp"
@@ -12,7 +13,11 @@ namespace simumax::tools {
 std::string write_links_json(const std::string& dir, const executor::Timeline& tl) {
   std::string out = "{\n  \"makespan_s\": ";
   report::append_double(out, tl.makespan);
-  out += ",\n  \"utilisation\": \"bytes / (bandwidth_bytes_per_s x makespan_s)\",\n  \"links\": [";
+  out += ",\n  \"utilisation\": \"bytes / (bandwidth_bytes_per_s x makespan_s)\",\n  \"series_bucket_s\": ";
+  report::append_double(out, tl.link_bucket_seconds);
+  out += ",\n  \"series\": \"the busiest links: busy_series = fraction of each bucket with a flow on the link, "
+         "utilisation_series = bytes carried in the bucket / (bandwidth_bytes_per_s x series_bucket_s), each flow's "
+         "bytes spread evenly over its life\",\n  \"links\": [";
   for (size_t i = 0; i < tl.links.size(); ++i) {
     const executor::LinkUsage& l = tl.links[i];
     out += i == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ";
@@ -29,6 +34,16 @@ std::string write_links_json(const std::string& dir, const executor::Timeline& t
     report::append_double(out, tl.makespan > 0 ? l.busy_seconds / tl.makespan : 0);
     out += ", \"utilisation\": ";
     report::append_double(out, l.utilisation);
+    for (const auto& [key, series] : {std::pair{"busy_series", &l.busy_series},
+                                      std::pair{"utilisation_series", &l.utilisation_series}}) {
+      if (series->empty()) continue;
+      out += std::string(", \"") + key + "\": [";
+      for (size_t b = 0; b < series->size(); ++b) {
+        if (b) out += ", ";
+        report::append_double(out, (*series)[b]);
+      }
+      out += "]";
+    }
     out += "}";
   }
   out += tl.links.empty() ? "]\n}\n" : "\n  ]\n}\n";

@@ -8,7 +8,8 @@
 namespace simumax::tools {
 
 // Writes `dir`/links.json: the step's makespan and every link that carried a flow (name, bandwidth, bytes,
-// flows, busy time, busy fraction, utilisation = bytes / (bandwidth x makespan)), busiest first. Returns its
+// flows, busy time, busy fraction, utilisation = bytes / (bandwidth x makespan)), busiest first, the busiest 20
+// also over time (busy_series, utilisation_series in buckets of series_bucket_s, at most 128). Returns its
 // path. Throws common::UsageError if the file cannot be written.
 std::string write_links_json(const std::string& dir, const executor::Timeline& tl);
 

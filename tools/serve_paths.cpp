@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <string>
 
 #include "engine/common/error.hpp"
 
@@ -36,23 +37,23 @@ ServeRoots make_serve_roots(const std::vector<std::string>& folders) {
   return roots;
 }
 
-std::vector<std::string> list_serve_files(const ServeRoots& roots) {
-  std::vector<std::string> out;
-  for (const auto& [name, root] : roots.named) {
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-      if (out.size() >= kMaxFiles) break;
-      if (!it->is_regular_file(ec) || it->path().extension() != ".json") continue;
-      const std::string rel = name + "/" + fs::relative(it->path(), root, ec).generic_string();
-      if (!ec && resolve_serve_file(roots, rel)) out.push_back(rel);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+namespace {
+
+struct FileRule {
+  bool real_runs = false;  // *.json, *.json.gz, *.log, *.txt of any size; else *.json of at most kMaxFileBytes
+};
+
+bool allowed_name(const fs::path& rel, FileRule rule) {
+  const std::string name = rel.filename().string();
+  const auto ends = [&name](const char* tail) {
+    const size_t n = std::char_traits<char>::length(tail);
+    return name.size() > n && name.compare(name.size() - n, n, tail) == 0;
+  };
+  if (!rule.real_runs) return ends(".json");
+  return ends(".json") || ends(".json.gz") || ends(".log") || ends(".txt");
 }
 
-std::optional<std::string> resolve_serve_file(const ServeRoots& roots, const std::string& requested) {
+std::optional<std::string> resolve(const ServeRoots& roots, const std::string& requested, FileRule rule) {
   if (requested.empty() || requested.size() > 512 || requested.front() == '/') return std::nullopt;
   for (char c : requested) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '/')) return std::nullopt;
@@ -61,17 +62,47 @@ std::optional<std::string> resolve_serve_file(const ServeRoots& roots, const std
   for (const fs::path& part : rel) {
     if (part == ".." || part == ".") return std::nullopt;
   }
-  if (rel.extension() != ".json") return std::nullopt;
+  if (!allowed_name(rel, rule)) return std::nullopt;
   const std::string name = rel.begin()->string();
   for (const auto& [n, root] : roots.named) {
     if (n != name) continue;
     std::error_code ec;
     const fs::path canon = fs::canonical(fs::path(root) / rel.lexically_relative(name), ec);
     if (ec || !under(canon, root) || !fs::is_regular_file(canon, ec)) return std::nullopt;
-    if (fs::file_size(canon, ec) > kMaxFileBytes || ec) return std::nullopt;
+    if (!rule.real_runs && (fs::file_size(canon, ec) > kMaxFileBytes || ec)) return std::nullopt;
     return canon.string();
   }
   return std::nullopt;
+}
+
+std::vector<std::string> list(const ServeRoots& roots, FileRule rule) {
+  std::vector<std::string> out;
+  for (const auto& [name, root] : roots.named) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (out.size() >= kMaxFiles) break;
+      if (!it->is_regular_file(ec) || !allowed_name(it->path(), rule)) continue;
+      const std::string rel = name + "/" + fs::relative(it->path(), root, ec).generic_string();
+      if (!ec && resolve(roots, rel, rule)) out.push_back(rel);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> list_serve_files(const ServeRoots& roots) { return list(roots, {}); }
+
+std::optional<std::string> resolve_serve_file(const ServeRoots& roots, const std::string& requested) {
+  return resolve(roots, requested, {});
+}
+
+std::vector<std::string> list_real_runs(const ServeRoots& roots) { return list(roots, {true}); }
+
+std::optional<std::string> resolve_real_run(const ServeRoots& roots, const std::string& requested) {
+  return resolve(roots, requested, {true});
 }
 
 }  // namespace simumax::tools

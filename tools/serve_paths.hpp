@@ -24,4 +24,10 @@ std::vector<std::string> list_serve_files(const ServeRoots& roots);
 // [A-Za-z0-9._/-] characters. nullopt otherwise (the request gets 404, whatever the reason).
 std::optional<std::string> resolve_serve_file(const ServeRoots& roots, const std::string& requested);
 
+// The real runs `compare` can read under the roots: *.json, *.json.gz (profiler traces), *.log, *.txt (Megatron-LM
+// logs), listed and resolved as above but of any size (compare streams them and bounds what it holds). A *.json
+// listed here may be a config: compare then says it is not a trace.
+std::vector<std::string> list_real_runs(const ServeRoots& roots);
+std::optional<std::string> resolve_real_run(const ServeRoots& roots, const std::string& requested);
+
 }  // namespace simumax::tools

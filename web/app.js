@@ -22,15 +22,54 @@
     l.appendChild(s);
     bar.appendChild(l);
   }
-  const download = el('button', { id: 'download-scenario' }, 'download scenario');
+  const downloadPick = el('select', { id: 'download-file' });
+  for (const f of ['scenario.json', 'summary.json', 'trace.json', 'memory_timeline.json', 'memory_snapshot.json',
+    'memory_snapshot.pickle', 'report.html', 'compute_result.json', 'mem_result.json', 'base_info.json',
+    'simu_memory_result.json', 'simu_memory_snapshot.json', 'tracing_logs.json']) {
+    downloadPick.appendChild(el('option', { value: f }, f));
+  }
+  const download = el('button', { id: 'download' }, 'download');
+  const dl = el('label', {}, ' file of this run ');
+  dl.appendChild(downloadPick);
+  bar.appendChild(dl);
   bar.appendChild(download);
   panel.appendChild(bar);
+  // Compare with a real run (a profiler trace or Megatron-LM log under the served folders).
+  const cmpBar = el('div', { class: 'controls', id: 'compare-controls' });
+  const realPick = el('select', { id: 'pick-real' });
+  const cl = el('label', {}, ' real run ');
+  cl.appendChild(realPick);
+  cmpBar.appendChild(cl);
+  const compareButton = el('button', { id: 'compare-run' }, 'compare');
+  cmpBar.appendChild(compareButton);
+  const cmpNote = el('span', { class: 'note', id: 'compare-status' });
+  cmpBar.appendChild(cmpNote);
+  panel.appendChild(cmpBar);
+  // A search of layouts for this model and system, in the background.
+  const srBar = el('div', { class: 'controls', id: 'search-controls' });
+  const searchFields = {};
+  for (const [key, size] of [['world_size', 6], ['global_batch_size', 6], ['seq_len', 7], ['tp', 8], ['pp', 8],
+    ['mbs', 8], ['recompute', 14]]) {
+    const input = el('input', { id: 'field-search-' + key, size: String(size), placeholder: 'default' });
+    searchFields[key] = input;
+    const l = el('label', {}, ' ' + key + ' ');
+    l.appendChild(input);
+    srBar.appendChild(l);
+  }
+  const searchButton = el('button', { id: 'search-run' }, 'search');
+  const cancelButton = el('button', { id: 'search-cancel', disabled: 'disabled' }, 'cancel');
+  const progress = el('progress', { id: 'search-progress', max: '1', value: '0' });
+  const srNote = el('span', { class: 'note', id: 'search-status' });
+  for (const x of [searchButton, cancelButton, progress, srNote]) srBar.appendChild(x);
+  panel.appendChild(srBar);
   const headline = el('p', { id: 'app-headline', class: 'note' }, 'loading…');
   const problem = el('p', { id: 'app-error', class: 'nofit' });
   const form = el('div', { id: 'app-form' });
+  const extra = el('div', { id: 'app-extra' });  // a compare or search result, kept until the next one
   panel.appendChild(headline);
   panel.appendChild(problem);
   panel.appendChild(form);
+  panel.appendChild(extra);
   document.getElementById('status').textContent = 'simumax-sim serve: edit a field, the numbers below follow.';
 
   const getJson = (path) => fetch('/api/file?path=' + encodeURIComponent(path)).then((r) => {
@@ -54,35 +93,76 @@
     state.model = Object.assign(await part(sc.model), sc.model_overrides || {});
     state.strategy = Object.assign(await part(sc.strategy), sc.strategy_overrides || {});
     state.system = await part(sc.system);
-    buildForm();
+    await loadSchema();
     applyHashEdits();
+    buildForm();
     schedule();
   }
-  // "#strategy.tp_size=2&model.layer_num=4": edits typed into the form on load (a link to a what-if; the browser
-  // test edits the form this way).
-  function applyHashEdits() {
-    for (const part of location.hash.slice(1).split('&').filter((x) => x)) {
-      const m = /^(model|strategy)\.([A-Za-z0-9_]+)=(.*)$/.exec(decodeURIComponent(part));
-      const input = m && document.getElementById('field-' + m[1] + '-' + m[2]);
-      if (!input) continue;
-      if (input.type === 'checkbox') { input.checked = m[3] === 'true'; input.dispatchEvent(new Event('change')); }
-      else { input.value = m[3]; input.dispatchEvent(new Event('input')); }
-    }
-  }
 
-  function fieldFor(kind, key) {
-    const v = state[kind][key];
+  // ---- the form, built from the schema the config readers define (POST /api/schema) -------------------------
+  // schema: JSON pointer -> {kind, sign?, choices?, required?, default?}. Every object of the configs is a
+  // nested, folded group; every field the readers know is there, also those the file leaves to their default.
+  let schema = {};
+  async function loadSchema() {
+    const r = await post('/api/schema');
+    schema = r.ok ? await r.json() : schema;  // a config the readers refuse keeps the last schema
+  }
+  const esc = (k) => k.replace(/~/g, '~0').replace(/\//g, '~1');
+  const pointerOf = (kind, path) => '/' + [kind].concat(path).map(esc).join('/');
+  function schemaKeys(pointer) {
+    const out = [];
+    for (const p of Object.keys(schema)) {
+      if (!p.startsWith(pointer + '/')) continue;
+      const rest = p.slice(pointer.length + 1);
+      if (!rest.includes('/')) out.push(rest.replace(/~1/g, '/').replace(/~0/g, '~'));
+    }
+    return out;
+  }
+  function valueAt(kind, path) {
+    let o = state[kind];
+    for (const k of path) { if (o === null || typeof o !== 'object') return undefined; o = o[k]; }
+    return o;
+  }
+  // Sets (or, with undefined, removes) the field at `path`, creating the objects above it.
+  function setAt(kind, path, x) {
+    let o = state[kind];
+    for (const k of path.slice(0, -1)) {
+      if (o[k] === null || typeof o[k] !== 'object') o[k] = {};
+      o = o[k];
+    }
+    if (x === undefined) delete o[path[path.length - 1]]; else o[path[path.length - 1]] = x;
+  }
+  // Text typed into a field -> the JSON value the config gets: numbers for numeric fields when the text is a
+  // number (else the text, so that the server answers the CLI's message), JSON for lists and unknown kinds.
+  function parseAs(f, text, current) {
+    if (text === '') return undefined;
+    const kind = f ? f.kind : (typeof current === 'number' ? 'number' : typeof current === 'string' ? 'string' : 'json');
+    if (kind === 'integer' || kind === 'number') return text.trim() !== '' && !isNaN(Number(text)) ? Number(text) : text;
+    if (kind === 'boolean') return text === 'true' ? true : text === 'false' ? false : text;
+    if (kind === 'string' || kind === 'choice') return text;
+    try { return JSON.parse(text); } catch (e) { return text; }
+  }
+  function fieldFor(kind, path) {
+    const key = path[path.length - 1], v = valueAt(kind, path), pointer = pointerOf(kind, path);
+    const f = schema[pointer];
     const box = el('div', { class: 'field' });
-    const label = el('label', {}, key + ' ');
-    const input = el('input', { 'data-pointer': '/' + kind + '/' + key, id: 'field-' + kind + '-' + key });
-    if (typeof v === 'boolean') { input.type = 'checkbox'; input.checked = v; } else { input.value = v === null ? 'null' : String(v); }
-    input.addEventListener(typeof v === 'boolean' ? 'change' : 'input', () => {
-      let x;
-      if (typeof v === 'boolean') x = input.checked;
-      else if (typeof v === 'number') x = input.value.trim() !== '' && !isNaN(Number(input.value)) ? Number(input.value) : input.value;
-      else if (v === null) { try { x = JSON.parse(input.value); } catch (e) { x = input.value; } }
-      else x = input.value;
-      state[kind][key] = x;
+    const label = el('label', { title: f ? f.kind + (f.sign ? ', ' + f.sign : '') + (f.required ? ', required' : '') : 'not read' },
+      key + ' ');
+    const id = 'field-' + kind + '-' + path.join('.');
+    let input;
+    const shown = v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
+    const fallback = f && 'default' in f ? 'default ' + JSON.stringify(f.default) : 'not set';
+    if (f && (f.kind === 'boolean' || f.kind === 'choice')) {
+      input = el('select', { id: id, 'data-pointer': pointer });
+      if (!f.required) input.appendChild(el('option', { value: '' }, '(' + fallback + ')'));
+      for (const c of f.kind === 'boolean' ? ['true', 'false'] : f.choices) input.appendChild(el('option', { value: c }, c));
+      input.value = shown;
+    } else {
+      input = el('input', { id: id, 'data-pointer': pointer, placeholder: fallback });
+      input.value = shown;
+    }
+    input.addEventListener(input.tagName === 'SELECT' ? 'change' : 'input', () => {
+      setAt(kind, path, parseAs(f, input.value, v));
       schedule();
     });
     label.appendChild(input);
@@ -90,16 +170,64 @@
     box.appendChild(el('span', { class: 'field-error nofit' }));
     return box;
   }
+  function isObject(x) { return x !== null && typeof x === 'object' && !Array.isArray(x); }
+  // The fields of the object at `path` (those in the config, then those only the schema knows), its objects as
+  // folded groups built when first opened (a system's efficiency tables hold hundreds of fields).
+  function fillObject(box, kind, path) {
+    const obj = valueAt(kind, path);
+    const pointer = pointerOf(kind, path);
+    const keys = Object.keys(isObject(obj) ? obj : {}).filter((k) => !k.startsWith('_'));
+    for (const k of schemaKeys(pointer)) if (!keys.includes(k)) keys.push(k);
+    for (const key of keys) {
+      const sub = path.concat([key]), f = schema[pointerOf(kind, sub)];
+      if ((f && f.kind === 'object') || isObject(isObject(obj) ? obj[key] : undefined)) {
+        const d = el('details', { class: 'nested', 'data-pointer': pointerOf(kind, sub), id: 'group-' + kind + '-' + sub.join('.') });
+        d.appendChild(el('summary', {}, key + (isObject(obj) && key in obj ? '' : ' (not set)')));
+        const inner = el('div', { class: 'nested-fields' });
+        d.appendChild(inner);
+        d.build = () => { if (!d.dataset.built) { d.dataset.built = 'yes'; fillObject(inner, kind, sub); } };
+        d.addEventListener('toggle', () => { if (d.open) d.build(); });
+        box.appendChild(d);
+      } else {
+        box.appendChild(fieldFor(kind, sub));
+      }
+    }
+  }
   function buildForm() {
     form.textContent = '';
-    for (const kind of ['strategy', 'model']) {
+    for (const kind of ['strategy', 'model', 'system']) {
       const fs = el('fieldset', { id: 'form-' + kind });
       fs.appendChild(el('legend', {}, kind));
-      for (const key of Object.keys(state[kind])) {
-        const v = state[kind][key];
-        if (v === null || ['number', 'string', 'boolean'].includes(typeof v)) fs.appendChild(fieldFor(kind, key));
-      }
+      fillObject(fs, kind, []);
       form.appendChild(fs);
+    }
+  }
+  // Opens the groups down to `pointer` (an error's field) and returns its input.
+  function inputAt(pointer) {
+    for (const d of form.querySelectorAll('details.nested')) {
+      if (pointer.startsWith(d.dataset.pointer + '/')) { d.build(); d.open = true; }
+    }
+    const deeper = [...form.querySelectorAll('details.nested')].some((d) => pointer.startsWith(d.dataset.pointer + '/') && !d.open);
+    return deeper ? inputAt(pointer) : form.querySelector('[data-pointer="' + pointer + '"]');
+  }
+
+  // "#strategy.tp_size=2&system.accelerator.mem_gbs=40": edits made on load (a link to a what-if; the browser
+  // tests edit the configs this way). "#search.world_size=16" fills the search form, "#real=compare/x.json"
+  // picks the real run, "#do=search", "#do=compare" and "#do=download:summary.json" press the button once the
+  // first run is drawn.
+  const actions = [];
+  function applyHashEdits() {
+    for (const part of location.hash.slice(1).split('&').filter((x) => x)) {
+      const text = decodeURIComponent(part);
+      const a = /^do=(search|compare|download:([A-Za-z0-9_.]+))$/.exec(text);
+      if (a) { actions.push(a[2] ? ['download', a[2]] : [a[1]]); continue; }
+      const s = /^search\.([a-z_]+)=(.*)$/.exec(text);
+      if (s && searchFields[s[1]]) { searchFields[s[1]].value = s[2]; continue; }
+      if (text.startsWith('real=')) { realPick.value = text.slice(5); continue; }
+      const m = /^(model|strategy|system)\.([A-Za-z0-9_.]+)=(.*)$/.exec(text);
+      if (!m) continue;
+      const path = m[2].split('.');
+      setAt(m[1], path, parseAs(schema[pointerOf(m[1], path)], m[3], valueAt(m[1], path)));
     }
   }
 
@@ -110,8 +238,7 @@
   }
   async function run() {
     const mine = ++seq, started = editAt;
-    const body = JSON.stringify({ name: state.name, model: state.model, strategy: state.strategy, system: state.system });
-    const r = await fetch('/api/run', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: body });
+    const r = await post('/api/run');
     const d = await r.json();
     if (mine < shown) return;  // an older answer arriving after a newer one
     shown = mine;
@@ -119,8 +246,12 @@
     problem.textContent = '';
     if (!r.ok) {
       const m = /(\/(?:model|strategy|system)\/[^:]+): /.exec(d.error || '');
-      const input = m && form.querySelector('[data-pointer="' + m[1] + '"]');
-      if (input) input.parentNode.parentNode.querySelector('.field-error').textContent = ' ' + d.error;
+      const input = m && inputAt(m[1]);
+      if (input) {
+        const box = input.parentNode.parentNode.querySelector('.field-error');
+        box.textContent = ' ' + d.error;
+        box.dataset.error = d.error;
+      }
       else problem.textContent = d.error;
       headline.dataset.state = 'error';
       return;
@@ -135,21 +266,112 @@
     headline.dataset.updateMs = ms.toFixed(0);
     headline.textContent = 'step time ' + d.summary.step_time_ms.toFixed(2) + ' ms, MFU ' + d.summary.mfu.toFixed(4) +
       ' (updated ' + ms.toFixed(0) + ' ms after the edit)';
+    lastSummary = d.summary;
+    while (actions.length) act(actions.shift());
+  }
+  let lastSummary = null;
+  function act(a) {
+    if (a[0] === 'download') { downloadPick.value = a[1]; fetchFile(false); }
+    else if (a[0] === 'compare') compareButton.click();
+    else if (a[0] === 'search') searchButton.click();
+  }
+  const body = () => JSON.stringify({ name: state.name, model: state.model, strategy: state.strategy, system: state.system });
+  const post = (url) => fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: body() });
+  function showIn(draw) {
+    extra.textContent = '';
+    R.into = extra;
+    try { draw(); } finally { R.into = null; }
   }
 
-  download.addEventListener('click', () => {
-    const blob = new Blob([JSON.stringify({ name: state.name, model: state.model, strategy: state.strategy,
-      system: state.system }, null, 1)], { type: 'application/json' });
-    const a = el('a', { href: URL.createObjectURL(blob), download: 'scenario.json' });
-    a.click();
+  // Every file `run` writes for these configs, made by the server (the same bytes as the CLI's).
+  // `save` false (a link's #do=download:F): fetched as the button does, not saved (a headless browser's save can
+  // stall it, and the browser tests check what the button fetches).
+  async function fetchFile(save) {
+    const file = downloadPick.value;
+    download.dataset.state = 'busy';
+    const r = await post('/api/download?file=' + encodeURIComponent(file));
+    if (!r.ok) { problem.textContent = (await r.json()).error; download.dataset.state = 'error'; return; }
+    const blob = await r.blob();
+    if (save) {
+      const a = el('a', { href: URL.createObjectURL(blob), download: file });
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+    }
+    download.dataset.state = 'done';
+    download.dataset.lastFile = file;
+    download.dataset.lastBytes = String(blob.size);
+  }
+  download.addEventListener('click', () => fetchFile(true));
+
+  compareButton.addEventListener('click', async () => {
+    if (!realPick.value) { cmpNote.textContent = ' no real run under the served folders'; return; }
+    cmpNote.textContent = ' comparing…';
+    compareButton.dataset.state = 'busy';
+    const r = await post('/api/compare?real=' + encodeURIComponent(realPick.value));
+    const d = await r.json();
+    if (!r.ok) { cmpNote.textContent = ' ' + d.error; compareButton.dataset.state = 'error'; return; }
+    showIn(() => R.drawCompare(d.compare));
+    cmpNote.textContent = ' ours (as the form stands, op granularity) against ' + realPick.value;
+    compareButton.dataset.state = 'done';
   });
-  fetch('/api/files').then((r) => r.json()).then((d) => {
+
+  searchButton.addEventListener('click', async () => {
+    const q = new URLSearchParams();
+    const st = state.strategy || {};
+    const defaults = { world_size: st.world_size, seq_len: st.seq_len,
+      global_batch_size: lastSummary && lastSummary.batch ? lastSummary.batch.global_batch_size : undefined };
+    for (const [k, input] of Object.entries(searchFields)) {
+      const v = input.value.trim() || (defaults[k] === undefined ? '' : String(defaults[k]));
+      if (v) q.set(k, v);
+    }
+    const r = await post('/api/search?' + q.toString());
+    const d = await r.json();
+    if (!r.ok) { srNote.textContent = ' ' + d.error; progress.dataset.state = 'error'; return; }
+    cancelButton.disabled = false;
+    searchButton.disabled = true;
+    poll();
+  });
+  cancelButton.addEventListener('click', () => fetch('/api/search/cancel', { method: 'POST' }));
+  async function poll() {
+    const d = await (await fetch('/api/search?wait_ms=1000')).json();
+    progress.max = Math.max(1, d.total);
+    progress.value = d.done;
+    progress.dataset.state = d.state;
+    progress.dataset.done = String(d.done);
+    progress.dataset.total = String(d.total);
+    srNote.textContent = ' ' + d.state + (d.total ? ': ' + d.done + ' of ' + d.total + ' candidates' : '') +
+      (d.error ? ': ' + d.error : '');
+    if (d.state === 'running') { poll(); return; }
+    cancelButton.disabled = true;
+    searchButton.disabled = false;
+    if (d.state !== 'done') return;
+    showIn(() => {
+      R.drawSearch(d.result.search);
+      const links = el('p', { class: 'note' }, 'Download: ');
+      for (const f of ['search.json', 'search.csv']) {
+        links.appendChild(el('a', { href: '/api/search/file?name=' + f, download: f, class: 'search-file' }, f));
+        links.appendChild(document.createTextNode(' '));
+      }
+      extra.lastChild.appendChild(links);
+    });
+  }
+  fetch('/api/real-runs').then((r) => r.json()).then((d) => {
+    for (const f of d.files) realPick.appendChild(el('option', { value: f }, f));
+    return fetch('/api/files');
+  }).then((r) => r.json()).then((d) => {
     for (const kind of Object.keys(picks)) {
       for (const f of d.files.filter((x) => x.startsWith(kind + '/'))) picks[kind].appendChild(el('option', { value: f }, f));
     }
     picks.scenarios.addEventListener('change', () => loadScenario(picks.scenarios.value));
-    picks.models.addEventListener('change', () => picks.models.value && getJson(picks.models.value).then((m) => { state.model = m; buildForm(); schedule(); }));
-    picks.platforms.addEventListener('change', () => picks.platforms.value && getJson(picks.platforms.value).then((s) => { state.system = s; schedule(); }));
+    const pick = (kind, path) => path && getJson(path).then(async (c) => {
+      state[kind] = c;
+      await loadSchema();
+      buildForm();
+      schedule();
+    });
+    picks.models.addEventListener('change', () => pick('model', picks.models.value));
+    picks.platforms.addEventListener('change', () => pick('system', picks.platforms.value));
     const first = d.files.includes('scenarios/default.json') ? 'scenarios/default.json' : picks.scenarios.value;
     picks.scenarios.value = first;
     if (first) loadScenario(first);

@@ -4,6 +4,7 @@
   'use strict';
   const startMs = performance.now();
   const D = JSON.parse(document.getElementById('report-data').textContent);
+  const parsedMs = performance.now();
   const root = document.getElementById('report');
   const tipBox = document.getElementById('tip');
   const SVGNS = 'http://www.w3.org/2000/svg';
@@ -47,10 +48,11 @@
     tipBox.style.top = (ev.clientY + 14) + 'px';
   }
   function untip() { tipBox.hidden = true; }
+  // Sections go to the page's main element, or to R.into when the app draws somewhere else.
   function section(id, title) {
     const s = el('section', { id: id });
     s.appendChild(el('h2', {}, title));
-    root.appendChild(s);
+    (window.SimumaxReport.into || root).appendChild(s);
     return s;
   }
   function table(headers, rows, leftCols) {
@@ -154,13 +156,16 @@
     scroller.appendChild(spacer);
     wrap.appendChild(scroller);
     s.appendChild(wrap);
-    const laneStart = new Int32Array(T.lanes.length + 1).fill(n);
+    // Slices are sorted by lane; lane_start[l] is lane l's first (the data has no per-slice lane column).
+    const laneStart = Int32Array.from(T.lane_start);
+    const laneOf = new Int32Array(n);
     const laneMaxDur = new Float64Array(T.lanes.length);
-    for (let i = n - 1; i >= 0; --i) {
-      laneStart[C.lane[i]] = i;
-      laneMaxDur[C.lane[i]] = Math.max(laneMaxDur[C.lane[i]], C.dur[i]);
+    for (let l = 0; l < T.lanes.length; ++l) {
+      for (let i = laneStart[l]; i < laneStart[l + 1]; ++i) {
+        laneOf[i] = l;
+        if (C.dur[i] > laneMaxDur[l]) laneMaxDur[l] = C.dur[i];
+      }
     }
-    for (let l = T.lanes.length - 1; l >= 0; --l) laneStart[l] = Math.min(laneStart[l], laneStart[l + 1]);
     const isCompute = T.lanes.map((l) => l.thread === 'compute');
     const view = { t0: 0, t1: T.end_us > 0 ? T.end_us : 1 };
     const dpr = window.devicePixelRatio || 1;
@@ -241,7 +246,7 @@
       }
       const i = sliceAt(ev);
       if (i < 0) { untip(); return; }
-      const lane = T.lanes[C.lane[i]];
+      const lane = T.lanes[laneOf[i]];
       tip(ev, T.names[C.name[i]] + '\n' + lane.process + ' · ' + lane.thread + '\nkind: ' + T.kinds[C.kind[i]] +
         '\nstart ' + timeText(C.ts[i]) + ', duration ' + timeText(C.dur[i]) +
         '\nFLOPs: ' + si(C.flops[i], 'FLOP') + ', bytes: ' + si(C.bytes[i], 'B') +
@@ -266,6 +271,6 @@
     draw();
   }
 
-  window.SimumaxReport = { startMs, D, el, svg, section, table, legend, tip, untip, gib, fixed, si, timeText, niceStep,
+  window.SimumaxReport = { startMs, parsedMs, D, el, svg, section, table, legend, tip, untip, gib, fixed, si, timeText, niceStep,
     MEM_COLOURS, drawSummary, drawTimeline };
 })();

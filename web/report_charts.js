@@ -50,24 +50,32 @@
     if (gpu && gpu < rank.peak_allocated_bytes * 1.6) yMax = Math.max(yMax, gpu * 1.02);
     const xOf = (t) => L + t / (endUs || 1) * (W - L - Rm), yOf = (b) => H - B - b / yMax * (H - B - T);
     const g = svg('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}` });
-    const smp = rank.samples;
-    // Bands from the bottom: the static parts (constant), then activations, then transient buffers.
+    const smp = rank.samples, n = smp.length;
+    // Bands from the bottom: the static parts (constant: one rectangle each), then activations, then transient
+    // buffers (step curves). Each x and each curve's y is formatted once: the 512-GPU page draws 4 x 1,300 steps.
+    const xs = new Array(n + 1);
+    for (let k = 0; k < n; ++k) xs[k] = xOf(smp[k][0]).toFixed(2);
+    xs[n] = xOf(endUs).toFixed(2);
+    const band = (name, d) => g.appendChild(svg('path', { d: d, fill: MEM_COLOURS[name], 'fill-opacity': 0.85,
+      class: 'band', 'data-kind': name }));
+    const x0 = xs[0], x1 = xs[n];
     let acc = 0;
-    const layers = bands.length === 1 ? [['static', (k) => smp[k][2]]]
-      : bands.map((b) => { acc += b[1]; const v = acc; return [b[0], () => v]; });
-    layers.push(['activations', (k) => smp[k][2] + smp[k][3]]);
-    layers.push(['transient', (k) => smp[k][2] + smp[k][3] + smp[k][4]]);
-    let below = () => 0;
-    for (const [name, top] of layers) {
-      const up = [], down = [];
-      for (let k = 0; k < smp.length; ++k) {
-        const xa = xOf(smp[k][0]).toFixed(2), xb = xOf(k + 1 < smp.length ? smp[k + 1][0] : endUs).toFixed(2);
-        const yt = yOf(top(k)).toFixed(2), yb = yOf(below(k)).toFixed(2);
-        up.push(`${k ? 'L' : 'M'}${xa} ${yt}L${xb} ${yt}`);
-        down.push(`L${xb} ${yb}L${xa} ${yb}`);
+    if (bands.length > 1) {
+      for (const [name, bytes] of bands) {
+        band(name, `M${x0} ${yOf(acc).toFixed(2)}H${x1}V${yOf(acc + bytes).toFixed(2)}H${x0}Z`);
+        acc += bytes;
       }
-      g.appendChild(svg('path', { d: up.join('') + down.reverse().join('') + 'Z', fill: MEM_COLOURS[name], 'fill-opacity': 0.85, class: 'band',
-        'data-kind': name }));
+    }
+    const curve = (f) => { const ys = new Array(n); for (let k = 0; k < n; ++k) ys[k] = yOf(f(smp[k])).toFixed(2); return ys; };
+    const zero = new Array(n).fill(yOf(0).toFixed(2));
+    const layers = [['activations', curve((p) => p[2] + p[3])], ['transient', curve((p) => p[2] + p[3] + p[4])]];
+    if (bands.length === 1) layers.unshift(['static', curve((p) => p[2])]);
+    let below = bands.length === 1 ? zero : curve((p) => p[2]);
+    for (const [name, top] of layers) {
+      let d = '';
+      for (let k = 0; k < n; ++k) d += (k ? 'L' : 'M') + xs[k] + ' ' + top[k] + 'L' + xs[k + 1] + ' ' + top[k];
+      for (let k = n - 1; k >= 0; --k) d += 'L' + xs[k + 1] + ' ' + below[k] + 'L' + xs[k] + ' ' + below[k];
+      band(name, d + 'Z');
       below = top;
     }
     axes(g, L, W - Rm, H - B, T, ticks(0, endUs, 10, xOf), ticks(0, yMax / GiB, 6, (v) => yOf(v * GiB)),
@@ -124,7 +132,7 @@
     const s = section('links', 'Busiest links');
     if (!Lk.links.length) { s.appendChild(el('p', { class: 'note' }, 'No link carried a flow.')); return; }
     const keys = Object.keys(Lk.links[0]).sort((a, b) => (b === 'name') - (a === 'name'));
-    const rows = Lk.links.map((l) => keys.map((k) => {
+    const rows = Lk.links.map((l) => keys.filter((k) => !k.endsWith('_series')).map((k) => {
       const v = l[k];
       if (k === 'utilisation' && typeof v === 'number') {
         const span = el('span');
@@ -136,9 +144,10 @@
       }
       return typeof v === 'number' ? (Number.isInteger(v) ? v : v.toPrecision(4)) : String(v);
     }));
-    s.appendChild(table(keys, rows, [0]));
+    s.appendChild(table(keys.filter((k) => !k.endsWith('_series')), rows, [0]));
     s.appendChild(el('p', { class: 'note' }, 'Utilisation: bytes / (bandwidth × step time); the ' + Lk.links.length +
-      ' busiest links of links.json (links.json has totals over the step, not their course over time).'));
+      ' busiest links of links.json.'));
+    R.drawLinkSeries(s, Lk);
   }
 
   // ---- search -----------------------------------------------------------------------------------------------
@@ -204,12 +213,21 @@
   Object.assign(R, { drawMemory, drawLinks, drawSearch });
 
   function main() {
-    if (D.summary) R.drawSummary(D.summary);
+    // Where the time goes (data-timings, ms): the page's text parsed, the data parsed, each section drawn.
+    const timings = ['html ' + R.startMs.toFixed(0), 'data ' + (R.parsedMs - R.startMs).toFixed(0)];
+    const timed = (name, draw) => {
+      const t = performance.now();
+      draw();
+      timings.push(name + ' ' + (performance.now() - t).toFixed(0));
+    };
+    if (D.summary) timed('summary', () => R.drawSummary(D.summary));
     const endUs = D.timeline ? D.timeline.end_us : D.summary ? D.summary.step_time_ms * 1000 : 0;
-    if (D.timeline) R.drawTimeline(D.timeline);
-    if (D.memory) drawMemory(D.memory, D.summary, endUs);
-    if (D.links) drawLinks(D.links);
-    if (D.search) drawSearch(D.search);
+    if (D.timeline) timed('timeline', () => R.drawTimeline(D.timeline));
+    if (D.memory) timed('memory', () => drawMemory(D.memory, D.summary, endUs));
+    if (D.links) timed('links', () => drawLinks(D.links));
+    if (D.search) timed('search', () => drawSearch(D.search));
+    if (D.compare) timed('compare', () => R.drawCompare(D.compare));
+    document.body.dataset.timings = timings.join(', ');
     const missing = [];
     if (D.summary && !D.timeline) missing.push('no trace.json (run with --trace for the timeline)');
     if (D.summary && !D.memory) missing.push('no memory_timeline.json (run with --memory for the memory curves)');

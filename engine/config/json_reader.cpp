@@ -223,6 +223,20 @@ ObjectReader::ObjectReader(const Json& value, ConfigOrigin origin) : value_(&val
 
 void ObjectReader::fail(const std::string& key, const std::string& message) const { fail_at(where(key), message); }
 
+namespace {
+thread_local SchemaRecording* g_recording = nullptr;
+}  // namespace
+
+SchemaRecording::SchemaRecording() : outer_(g_recording) { g_recording = this; }
+SchemaRecording::~SchemaRecording() { g_recording = outer_; }
+
+void ObjectReader::note(const std::string& key, const char* kind, Sign sign, bool required,
+                        const std::vector<std::string>* choices, std::string fallback) const {
+  if (g_recording == nullptr) return;
+  SchemaField f{kind, sign, choices ? *choices : std::vector<std::string>{}, required, std::move(fallback)};
+  g_recording->note(json_pointer_append(origin_.pointer, key), std::move(f));
+}
+
 const Json* ObjectReader::find(const std::string& key) {
   asked_.insert(key);
   const auto it = value_->find(key);
@@ -237,6 +251,7 @@ bool ObjectReader::given(const std::string& key) {
 constexpr int64_t kMaxConfigInt = 2147483647;
 
 std::optional<int64_t> ObjectReader::optional_int(const std::string& key, Sign sign) {
+  note(key, "integer", sign);
   const Json* v = find(key);
   if (v == nullptr || v->is_null()) return std::nullopt;
   const std::string expected = expect_int(sign);
@@ -263,6 +278,7 @@ std::optional<int64_t> ObjectReader::optional_int(const std::string& key, Sign s
 }
 
 int64_t ObjectReader::required_int(const std::string& key, Sign sign) {
+  note(key, "integer", sign, true);
   const Json* v = find(key);
   if (v == nullptr) fail(key, "required field is missing");
   const auto i = optional_int(key, sign);
@@ -271,6 +287,7 @@ int64_t ObjectReader::required_int(const std::string& key, Sign sign) {
 }
 
 int64_t ObjectReader::int_or(const std::string& key, int64_t fallback, Sign sign) {
+  note(key, "integer", sign, false, nullptr, std::to_string(fallback));
   const Json* v = find(key);
   if (v != nullptr && v->is_null()) {
     fail(key, expect_int(sign) + ", got null");
@@ -279,6 +296,7 @@ int64_t ObjectReader::int_or(const std::string& key, int64_t fallback, Sign sign
 }
 
 std::optional<double> ObjectReader::optional_number(const std::string& key, Sign sign) {
+  note(key, "number", sign);
   const Json* v = find(key);
   if (v == nullptr || v->is_null()) return std::nullopt;
   // JSON booleans are not numbers here, although nlohmann (and Python) would convert them.
@@ -287,6 +305,7 @@ std::optional<double> ObjectReader::optional_number(const std::string& key, Sign
 }
 
 double ObjectReader::required_number(const std::string& key, Sign sign) {
+  note(key, "number", sign, true);
   const Json* v = find(key);
   if (v == nullptr) fail(key, "required field is missing");
   const auto d = optional_number(key, sign);
@@ -295,6 +314,7 @@ double ObjectReader::required_number(const std::string& key, Sign sign) {
 }
 
 double ObjectReader::number_or(const std::string& key, double fallback, Sign sign) {
+  note(key, "number", sign, false, nullptr, Json(fallback).dump());
   const Json* v = find(key);
   if (v != nullptr && v->is_null()) {
     fail(key, expect_number(sign) + ", got null");
@@ -303,6 +323,7 @@ double ObjectReader::number_or(const std::string& key, double fallback, Sign sig
 }
 
 bool ObjectReader::bool_or(const std::string& key, bool fallback) {
+  note(key, "boolean", Sign::kAny, false, nullptr, fallback ? "true" : "false");
   const Json* v = find(key);
   if (v == nullptr) return fallback;
   if (!v->is_boolean()) fail(key, "expected true or false, got " + json_repr(*v));
@@ -310,12 +331,14 @@ bool ObjectReader::bool_or(const std::string& key, bool fallback) {
 }
 
 bool ObjectReader::bool_or_null(const std::string& key, bool fallback) {
+  note(key, "boolean", Sign::kAny, false, nullptr, fallback ? "true" : "false");
   const Json* v = find(key);
   if (v == nullptr || v->is_null()) return fallback;
   return bool_or(key, fallback);
 }
 
 std::optional<std::string> ObjectReader::optional_string(const std::string& key) {
+  note(key, "string");
   const Json* v = find(key);
   if (v == nullptr || v->is_null()) return std::nullopt;
   if (!v->is_string()) fail(key, "expected a string, got " + json_repr(*v));
@@ -323,6 +346,7 @@ std::optional<std::string> ObjectReader::optional_string(const std::string& key)
 }
 
 std::string ObjectReader::required_string(const std::string& key) {
+  note(key, "string", Sign::kAny, true);
   if (find(key) == nullptr) fail(key, "required field is missing");
   const auto s = optional_string(key);
   if (!s) fail(key, "expected a string, got null");
@@ -331,6 +355,7 @@ std::string ObjectReader::required_string(const std::string& key) {
 
 std::string ObjectReader::choice_or(const std::string& key, const std::string& fallback,
                                     const std::vector<std::string>& valid) {
+  note(key, "choice", Sign::kAny, false, &valid, Json(fallback).dump());
   const Json* v = find(key);
   if (v == nullptr) return fallback;
   return checked_choice(where(key), *v, valid);
@@ -338,12 +363,14 @@ std::string ObjectReader::choice_or(const std::string& key, const std::string& f
 
 std::optional<std::string> ObjectReader::optional_choice(const std::string& key,
                                                          const std::vector<std::string>& valid) {
+  note(key, "choice", Sign::kAny, false, &valid);
   const Json* v = find(key);
   if (v == nullptr || v->is_null()) return std::nullopt;
   return checked_choice(where(key), *v, valid);
 }
 
 std::vector<std::string> ObjectReader::string_list(const std::string& key, const std::vector<std::string>& valid) {
+  note(key, "strings", Sign::kAny, false, &valid);
   const Json* v = find(key);
   if (v == nullptr || v->is_null()) return {};
   if (!v->is_array()) {
@@ -359,6 +386,7 @@ std::vector<std::string> ObjectReader::string_list(const std::string& key, const
 }
 
 ObjectReader ObjectReader::object(const std::string& key) {
+  note(key, "object", Sign::kAny, true);
   const Json* v = find(key);
   if (v == nullptr) fail(key, "required field is missing");
   const FieldLocation at = where(key);
@@ -366,6 +394,7 @@ ObjectReader ObjectReader::object(const std::string& key) {
 }
 
 std::optional<ObjectReader> ObjectReader::optional_object(const std::string& key) {
+  note(key, "object");
   const Json* v = find(key);
   if (v == nullptr || v->is_null()) return std::nullopt;
   return object(key);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -31,6 +32,31 @@ std::string json_repr(const Json& value);
 std::string name_suggestion(const std::string& name, const std::vector<std::string>& candidates);
 
 enum class Sign { kAny, kNonNegative, kPositive };
+
+// A field as the readers ask for it, for forms built from the schema (serve's editor).
+struct SchemaField {
+  std::string kind;  // integer, number, boolean, string, choice, strings (a list), object
+  Sign sign = Sign::kAny;
+  std::vector<std::string> choices;  // choice / strings: the valid values (empty: any string)
+  bool required = false;
+  std::string fallback;  // JSON text of the value used when the field is absent; "" when none is
+};
+
+// While one lives, every ObjectReader on this thread records the fields it is asked for, by JSON pointer (the
+// first accessor that asks for a field describes it). Nested recordings: the innermost records.
+class SchemaRecording {
+ public:
+  SchemaRecording();
+  ~SchemaRecording();
+  SchemaRecording(const SchemaRecording&) = delete;
+  SchemaRecording& operator=(const SchemaRecording&) = delete;
+  const std::map<std::string, SchemaField>& fields() const { return fields_; }
+  void note(const std::string& pointer, SchemaField field) { fields_.emplace(pointer, std::move(field)); }
+
+ private:
+  std::map<std::string, SchemaField> fields_;
+  SchemaRecording* outer_;
+};
 enum class UnknownKeys { kError, kWarn };
 
 // Reads one JSON object. Every accessor records the key as known; finish() then reports the keys present
@@ -80,6 +106,9 @@ class ObjectReader {
 
  private:
   const Json* find(const std::string& key);
+  // Records the field in the thread's SchemaRecording, if any.
+  void note(const std::string& key, const char* kind, Sign sign = Sign::kAny, bool required = false,
+            const std::vector<std::string>* choices = nullptr, std::string fallback = "") const;
 
   const Json* value_;
   ConfigOrigin origin_;

@@ -21,24 +21,63 @@ uint32_t LinkTracker::index_of(sg4::Link* link) {
   return it->second;
 }
 
+void LinkTracker::cover(double t) {
+  while (t >= bucket_s_ * kSeriesBuckets) {
+    for (Stats& s : stats_) {
+      for (std::vector<double>* v : {&s.busy_s, &s.bytes_moved}) {
+        if (v->empty()) continue;
+        for (size_t b = 0; b < kSeriesBuckets / 2; ++b) (*v)[b] = (*v)[2 * b] + (*v)[2 * b + 1];
+        std::fill(v->begin() + kSeriesBuckets / 2, v->end(), 0.0);
+      }
+    }
+    bucket_s_ *= 2;
+  }
+}
+
+void LinkTracker::spread(std::vector<double>& series, double t0, double t1, double amount) const {
+  const auto bucket = [this](double t) {
+    return std::min(kSeriesBuckets - 1, static_cast<size_t>(std::max(0.0, t) / bucket_s_));
+  };
+  if (!(t1 > t0)) {
+    series[bucket(t0)] += amount;
+    return;
+  }
+  const double rate = amount / (t1 - t0);
+  for (size_t b = bucket(t0), last = bucket(t1); b <= last; ++b) {
+    const double lo = std::max(t0, static_cast<double>(b) * bucket_s_);
+    const double hi = std::min(t1, static_cast<double>(b + 1) * bucket_s_);
+    if (hi > lo) series[b] += rate * (hi - lo);
+  }
+}
+
 void LinkTracker::flow_started(const uint32_t* links, size_t count, double bytes, double now) {
   for (size_t i = 0; i < count; ++i) {
     Stats& s = stats_[links[i]];
     s.bytes += bytes;
     ++s.flows;
     if (s.active++ == 0) s.busy_since = now;
+    if (s.busy_s.empty()) {
+      s.busy_s.assign(kSeriesBuckets, 0.0);
+      s.bytes_moved.assign(kSeriesBuckets, 0.0);
+    }
   }
 }
 
-void LinkTracker::flow_ended(const uint32_t* links, size_t count, double now) {
+void LinkTracker::flow_ended(const uint32_t* links, size_t count, double bytes, double started, double now) {
+  cover(now);
   for (size_t i = 0; i < count; ++i) {
     Stats& s = stats_[links[i]];
-    if (--s.active == 0) s.busy_seconds += now - s.busy_since;
+    spread(s.bytes_moved, std::min(started, now), now, bytes);
+    if (--s.active == 0) {
+      s.busy_seconds += now - s.busy_since;
+      spread(s.busy_s, s.busy_since, now, now - s.busy_since);
+    }
   }
 }
 
 std::vector<LinkUsage> LinkTracker::usage(double makespan) const {
   std::vector<LinkUsage> out;
+  std::vector<size_t> of;  // out[k] is link of[k]
   for (size_t i = 0; i < links_.size(); ++i) {
     const Stats& s = stats_[i];
     if (s.flows == 0) continue;
@@ -50,11 +89,28 @@ std::vector<LinkUsage> LinkTracker::usage(double makespan) const {
     u.busy_seconds = s.busy_seconds;
     u.utilisation = makespan > 0 ? s.bytes / (u.bandwidth_bytes_per_s * makespan) : 0;
     out.push_back(std::move(u));
+    of.push_back(i);
   }
-  std::sort(out.begin(), out.end(), [](const LinkUsage& a, const LinkUsage& b) {
-    return a.utilisation != b.utilisation ? a.utilisation > b.utilisation : a.name < b.name;
+  std::vector<size_t> order(out.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&out](size_t a, size_t b) {
+    return out[a].utilisation != out[b].utilisation ? out[a].utilisation > out[b].utilisation : out[a].name < out[b].name;
   });
-  return out;
+  std::vector<LinkUsage> sorted;
+  sorted.reserve(out.size());
+  const size_t buckets = std::min(kSeriesBuckets, static_cast<size_t>(std::ceil(makespan / bucket_s_)));
+  for (size_t k = 0; k < order.size(); ++k) {
+    LinkUsage u = std::move(out[order[k]]);
+    const Stats& s = stats_[of[order[k]]];
+    if (k < kSeriesLinks && !s.busy_s.empty()) {
+      for (size_t b = 0; b < buckets; ++b) {
+        u.busy_series.push_back(s.busy_s[b] / bucket_s_);
+        u.utilisation_series.push_back(s.bytes_moved[b] / (u.bandwidth_bytes_per_s * bucket_s_));
+      }
+    }
+    sorted.push_back(std::move(u));
+  }
+  return sorted;
 }
 
 namespace {

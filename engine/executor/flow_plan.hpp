@@ -28,14 +28,22 @@ struct RankHosts {
   std::vector<int64_t> node;
 };
 
-// Per-link bytes and busy time, accumulated as flows start and end.
+// Per-link bytes and busy time, accumulated as flows start and end, in total and over time: in buckets of one
+// width for every link, which doubles (neighbours merged) whenever the run outgrows kSeriesBuckets, so memory is
+// bounded (2 x kSeriesBuckets doubles per link used) and the series is the same whatever the run's length.
 class LinkTracker {
  public:
+  static constexpr size_t kSeriesBuckets = 128;
+  static constexpr size_t kSeriesLinks = 20;  // the busiest links that get their series in usage()
+
   uint32_t index_of(simgrid::s4u::Link* link);
   void flow_started(const uint32_t* links, size_t count, double bytes, double now);
-  void flow_ended(const uint32_t* links, size_t count, double now);
-  // Every link that carried a flow, highest utilisation first (then by name).
+  // A flow that started at `started` with `bytes` ended: its bytes are spread evenly over [started, now].
+  void flow_ended(const uint32_t* links, size_t count, double bytes, double started, double now);
+  // Every link that carried a flow, highest utilisation first (then by name); the first kSeriesLinks with
+  // busy_series / utilisation_series over ceil(makespan / series_bucket_seconds()) buckets.
   std::vector<LinkUsage> usage(double makespan) const;
+  double series_bucket_seconds() const { return bucket_s_; }
 
  private:
   struct Stats {
@@ -44,10 +52,16 @@ class LinkTracker {
     uint32_t active = 0;
     double busy_since = 0;
     double busy_seconds = 0;
+    std::vector<double> busy_s;       // per bucket, allocated at the link's first flow
+    std::vector<double> bytes_moved;  // per bucket
   };
+  void cover(double t);  // widens the buckets until t is inside them
+  void spread(std::vector<double>& series, double t0, double t1, double amount) const;
+
   std::unordered_map<const simgrid::s4u::Link*, uint32_t> index_;
   std::vector<simgrid::s4u::Link*> links_;
   std::vector<Stats> stats_;
+  double bucket_s_ = 1e-6;
 };
 
 // The flows of one (group, pattern), shared by every task over that group: tasks differ only in bytes.

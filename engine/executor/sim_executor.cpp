@@ -193,10 +193,12 @@ void SimRun::on_flow_done(const sg4::Activity& activity) {
   const auto code = reinterpret_cast<uintptr_t>(activity.get_data<void>());
   const auto task = static_cast<uint32_t>((code >> 32) - 1);
   const auto flow = static_cast<uint32_t>(code & 0xffffffffu);
-  const FlowPlan& plan = plan_of(g_.tasks[task]);
+  const graph::Task& t = g_.tasks[task];
+  const FlowPlan& plan = plan_of(t);
   const double now = sg4::Engine::get_clock();
+  const FlowSizing sizing = size_flows(t, plan);  // the flows were sent after the task's wait (see start)
   links_.flow_ended(plan.links.data() + plan.link_offsets[flow], plan.link_offsets[flow + 1] - plan.link_offsets[flow],
-                    now);
+                    static_cast<double>(sizing.bytes), tl_.start[task] + sizing.wait_s, now);
   --live_flows_;
   if (--counter_[task] == 0) finish(task, now);
   drain();
@@ -235,6 +237,7 @@ Timeline SimRun::run(sg4::Engine& engine) {
                                 " tasks never completed (a cycle in the task graph?), e.g. " + stuck);
   }
   tl_.links = links_.usage(tl_.makespan);
+  tl_.link_bucket_seconds = links_.series_bucket_seconds();
   return std::move(tl_);
 }
 

@@ -15,6 +15,7 @@ struct Timeline {
   double makespan = 0;         // latest end
   std::string executor;        // "fast" or "sim"
   std::vector<LinkUsage> links;  // sim: every link that carried a flow, busiest (highest utilisation) first
+  double link_bucket_seconds = 0;  // sim: the width of the links' time buckets (LinkUsage::*_series)
 };
 
 }  // namespace simumax::executor

@@ -75,6 +75,9 @@ std::string report_data_json(const std::string& dir, const HtmlReportOptions& op
     }
   }
   if (has(dir, "links.json")) data["links"] = html::links_view(html::read_json_doc(at(dir, "links.json")));
+  if (has(dir, "compare.json")) {
+    data["compare"] = html::compare_view(html::read_json_doc(at(dir, "compare.json")), options.max_compare_ops);
+  }
   if (has(dir, "search.json")) data["search"] = html::search_view(html::read_json_doc(at(dir, "search.json")));
   return data.dump();
 }
@@ -87,7 +90,8 @@ std::string page_of(const std::string& title, const std::string& data, const std
   fill(page, "@TITLE@", escape_html(title));
   fill(page, "/*@CSS@*/", web::kReportCss);
   fill(page, "@DATA@", script_safe(data));
-  fill(page, "/*@JS@*/", std::string(web::kReportJs) + "\n" + web::kReportChartsJs + "\n" + extra_js);
+  fill(page, "/*@JS@*/", std::string(web::kReportJs) + "\n" + web::kReportCompareJs + "\n" + web::kReportChartsJs + "\n" +
+                             extra_js);
   return page;
 }
 

@@ -16,6 +16,14 @@ namespace simumax::report::html {
 
 namespace {
 
+// A count as the page reads it: null when unknown (< 0), an integer when integral (no ".0": the 512-GPU page's
+// data is 4 MB, and its size is most of the time the browser takes to open it).
+Json compact(double v) {
+  if (v < 0) return Json(nullptr);
+  if (v == std::floor(v) && v < 9007199254740992.0) return Json(static_cast<int64_t>(v));
+  return Json(v);
+}
+
 // The page colours slices by these kinds (web/report.js keeps the same order).
 const char* const kKinds[] = {"forward", "backward",    "recompute", "tp comm",   "cp comm", "ep comm",
                               "pp send/recv", "dp comm", "optimizer", "sync", "other"};
@@ -83,21 +91,27 @@ class TraceCollector {
                        {"process", p == process_names_.end() ? "rank " + std::to_string(l.pid) : p->second},
                        {"thread", l.thread.empty() ? "thread " + std::to_string(l.tid) : l.thread}});
     }
-    Json cols = {{"lane", Json::array()}, {"ts", Json::array()}, {"dur", Json::array()}, {"kind", Json::array()},
+    // Slices are sorted by lane: lane l holds slices lane_start[l] .. lane_start[l + 1] - 1 (one number per lane,
+    // not one per slice).
+    Json lane_start = Json::array();
+    Json cols = {{"ts", Json::array()}, {"dur", Json::array()}, {"kind", Json::array()},
                  {"name", Json::array()}, {"flops", Json::array()}, {"bytes", Json::array()},
                  {"merged", Json::array()}};
-    for (const Slice& s : slices_) {
-      cols["lane"].push_back(s.lane);
+    for (size_t i = 0; i < slices_.size(); ++i) {
+      const Slice& s = slices_[i];
+      while (lane_start.size() <= s.lane) lane_start.push_back(i);
       cols["ts"].push_back(s.ts_us);
-      cols["dur"].push_back(s.dur_us);
+      cols["dur"].push_back(std::round(s.dur_us * 1000) / 1000);  // 1 ns: a merged run's length is a difference
       cols["kind"].push_back(s.kind);
       cols["name"].push_back(s.name);
-      cols["flops"].push_back(s.flops >= 0 ? Json(s.flops) : Json(nullptr));
-      cols["bytes"].push_back(s.bytes >= 0 ? Json(s.bytes) : Json(nullptr));
+      cols["flops"].push_back(compact(s.flops));
+      cols["bytes"].push_back(compact(s.bytes));
       cols["merged"].push_back(s.merged);
     }
+    while (lane_start.size() <= lanes_.size()) lane_start.push_back(slices_.size());
     return {{"kinds", kKinds},
             {"lanes", std::move(lanes)},
+            {"lane_start", std::move(lane_start)},
             {"names", names_},
             {"slices", std::move(cols)},
             {"end_us", end_us},

@@ -12,6 +12,8 @@ namespace simumax::report::html {
 
 namespace {
 
+constexpr size_t kMaxLinkBuckets = 4096;  // links.json has at most 128; more is not a file run wrote
+
 // Copies the scalar members named in `keys` that `obj` has (type-checked as numbers) into `out`.
 void copy_numbers(const JsonDoc& d, const Json& obj, const std::string& pointer, std::initializer_list<const char*> keys,
                   Json& out) {
@@ -214,6 +216,22 @@ Json links_view(const JsonDoc& d) {
     Json row = Json::object();
     for (const auto& [k, x] : links[i].items()) {
       if (x.is_string() || x.is_number() || x.is_boolean()) row[k] = x;
+    }
+    // The course over time (links.json of a run since the series were added; older ones have totals only).
+    for (const char* key : {"busy_series", "utilisation_series"}) {
+      const Json* series = maybe(d, links[i], p, key, "array");
+      if (!series) continue;
+      const std::string sp = p + "/" + key;
+      if (series->size() > kMaxLinkBuckets) {
+        throw common::ConfigError(d.path, sp, "expected at most " + std::to_string(kMaxLinkBuckets) + " buckets");
+      }
+      if (!v.contains("series")) {
+        v["series"] = {{"bucket_s", need_number(d, d.root, "", "series_bucket_s")}, {"buckets", series->size()}};
+      } else if (v["series"]["buckets"] != series->size()) {
+        throw common::ConfigError(d.path, sp, "expected " + v["series"]["buckets"].dump() + " buckets, as the links before");
+      }
+      for (size_t b = 0; b < series->size(); ++b) expect_kind(d, (*series)[b], sp + "/" + std::to_string(b), "number");
+      row[key] = *series;
     }
     out.push_back(std::move(row));
   }

@@ -27,4 +27,9 @@ Json search_view(const JsonDoc& search);
 // links.json: the busiest links (at most 20), their scalar fields as written.
 Json links_view(const JsonDoc& links);
 
+// compare.json (`compare --json`): the summary row's metrics (time and counts: ours, real, error), the first
+// `max_ops` op-by-op lines (and how many there are), the per-rank busy times and the straggler when several
+// rank traces were compared, and peak memory against a log's.
+Json compare_view(const JsonDoc& compare, size_t max_ops);
+
 }  // namespace simumax::report::html

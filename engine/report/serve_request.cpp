@@ -48,4 +48,13 @@ std::string inline_scenario_text(const std::string& body) {
   return j.dump(1);
 }
 
+InlineConfigs inline_config_texts(const std::string& body) {
+  Json j = Json::parse(inline_scenario_text(body));
+  for (const char* kind : {"model", "strategy"}) {
+    const auto it = j.find(std::string(kind) + "_overrides");
+    if (it != j.end()) j[kind].update(*it);
+  }
+  return {j["model"].dump(1), j["strategy"].dump(1), j["system"].dump(1)};
+}
+
 }  // namespace simumax::report

@@ -12,4 +12,11 @@ namespace simumax::report {
 // Throws common::ConfigError("request", json-pointer, what) otherwise; the message never quotes the body.
 std::string inline_scenario_text(const std::string& body);
 
+// The same request's three configs as files' texts, the overrides merged in (for the readers that take one file
+// per config: the search's base). Throws as inline_scenario_text.
+struct InlineConfigs {
+  std::string model, strategy, system;
+};
+InlineConfigs inline_config_texts(const std::string& body);
+
 }  // namespace simumax::report

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <numeric>
 #include <thread>
 
@@ -95,6 +96,7 @@ std::vector<Evaluation> evaluate_all(const config::Scenario& base, const JobShap
   while (std::gcd(stride, std::max<size_t>(1, candidates.size())) != 1) ++stride;
   using Clock = std::chrono::steady_clock;
   std::atomic<size_t> next{0}, done{0};
+  std::exception_ptr stopped;  // what `progress` threw, rethrown once every thread has stopped
   // The calling thread works too, and reports progress between its blocks.
   auto work = [&](bool reporter) {
     Evaluator ev(base, job, uneven_pp);
@@ -110,7 +112,13 @@ std::vector<Evaluation> evaluate_all(const config::Scenario& base, const JobShap
       done.fetch_add(end - begin);
       if (reporter && progress && Clock::now() - last_report > std::chrono::milliseconds(100)) {
         last_report = Clock::now();
-        progress(done.load(), candidates.size());
+        try {
+          progress(done.load(), candidates.size());
+        } catch (...) {  // the caller stops the search (serve's cancel): the others end after their block
+          stopped = std::current_exception();
+          next.store(candidates.size() + kBlock * 1024);
+          return;
+        }
       }
     }
   };
@@ -119,6 +127,7 @@ std::vector<Evaluation> evaluate_all(const config::Scenario& base, const JobShap
   for (int t = 1; t < n; ++t) pool.emplace_back(work, false);
   work(true);
   for (auto& t : pool) t.join();
+  if (stopped) std::rethrow_exception(stopped);
   if (progress) progress(candidates.size(), candidates.size());
   return out;
 }

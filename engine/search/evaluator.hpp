@@ -63,7 +63,8 @@ class Evaluator {
 };
 
 // Called from the calling thread at most ten times a second while evaluate_all runs, and once at the end:
-// (done, total).
+// (done, total). It may throw to stop the evaluation (serve's cancel): the other threads stop after their block
+// and evaluate_all rethrows it once they have.
 using ProgressFn = std::function<void(size_t, size_t)>;
 
 // Evaluates every candidate on `threads` threads (0: one per core). Result i belongs to candidate i whatever

@@ -179,6 +179,22 @@ TEST(Search, SpilledSmallBlocksWriteTheSameFiles) {
   EXPECT_NE(whole_text.find("\"sim_step_time_ms\": "), std::string::npos);
 }
 
+// serve's cancel: a progress callback that throws stops the evaluation on every thread, and the exception
+// reaches the caller (no thread left running, no std::terminate).
+TEST(Search, ProgressCallbackThatThrowsStopsTheSearchOnEveryThread) {
+  const config::Scenario base = llama70b();
+  SearchRequest q = small_grid(base, 64, 256);
+  q.threads = 3;
+  struct Stop {};
+  size_t calls = 0;
+  EXPECT_THROW(run_search(base, q, [&calls](size_t, size_t) {
+    ++calls;
+    throw Stop{};
+  }), Stop);
+  EXPECT_EQ(calls, 1u);
+  EXPECT_GT(run_search(base, q).evaluated, 0u);  // and the next search runs as usual
+}
+
 TEST(Search, RankingPutsTheObjectiveFirstThenHeadroom) {
   const config::Scenario base = llama70b();
   const SearchRequest q = small_grid(base, 64, 256);

@@ -1,0 +1,144 @@
+#include "tools/serve_jobs.hpp"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "engine/common/error.hpp"
+#include "engine/config/config_schema.hpp"
+#include "engine/report/html_report.hpp"
+#include "engine/report/serve_request.hpp"
+#include "engine/report/summary.hpp"
+#include "engine/report/text_file.hpp"
+#include "engine/report/trace_compare.hpp"
+#include "engine/simulate.hpp"
+#include "tools/run_outputs.hpp"
+
+namespace simumax::tools {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A config error names a file of the scratch folder: the user knows it by its name alone ("scenario.json: ...").
+[[noreturn]] void rethrow_without(const std::string& dir, const common::ConfigError& e) {
+  std::string what = e.what();
+  for (size_t at; (at = what.find(dir + "/")) != std::string::npos;) what.erase(at, dir.size() + 1);
+  throw common::UsageError(what);
+}
+
+struct ScenarioRun {
+  config::Scenario scenario;
+  RunResult result;
+};
+
+// Writes the request's scenario into `dir` and runs it there with `lowering`; summary.json is written.
+ScenarioRun run_in(const ScratchDir& dir, const std::string& body, const graph::LoweringOptions& lowering) {
+  const std::string scenario = report::inline_scenario_text(body);
+  const std::string file = dir.path() + "/scenario.json";
+  try {
+    report::write_file_atomically(file, scenario);
+    config::Scenario s = config::load_scenario(file);
+    RunOptions options;
+    options.lowering = lowering;
+    RunResult r = simulate(s, options);
+    report::write_file_atomically(dir.path() + "/summary.json", report::summary_json(r.summary));
+    return {std::move(s), std::move(r)};
+  } catch (const common::ConfigError& e) {
+    rethrow_without(dir.path(), e);
+  }
+}
+
+}  // namespace
+
+ScratchDir::ScratchDir() {
+  std::string tmpl = (fs::temp_directory_path() / "simumax-serve-XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) throw common::InternalError("cannot create a temporary folder");
+  path_ = tmpl;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+const std::vector<std::string>& serve_run_files() {
+  static const std::vector<std::string> files = [] {
+    std::vector<std::string> f = {"scenario.json", "summary.json", "trace.json", "memory_timeline.json",
+                                  "memory_snapshot.json", "memory_snapshot.pickle", "report.html"};
+    for (const char* name : kSimumaxFiles) f.emplace_back(name);
+    return f;
+  }();
+  return files;
+}
+
+std::string run_request(const std::string& body) {
+  ScratchDir dir;
+  ScenarioRun run = run_in(dir, body, {});
+  OutputArgs outputs;
+  outputs.trace = true;
+  outputs.memory = true;
+  write_outputs(dir.path(), run.scenario, run.result, outputs);
+  return report::report_data_json(dir.path(), report::HtmlReportOptions{});
+}
+
+std::string schema_request(const std::string& body) {
+  ScratchDir dir;
+  const std::string file = dir.path() + "/scenario.json";
+  try {
+    report::write_file_atomically(file, report::inline_scenario_text(body));
+    return config::scenario_schema_json(file);
+  } catch (const common::ConfigError& e) {
+    rethrow_without(dir.path(), e);
+  }
+}
+
+std::string run_file_request(const std::string& body, const std::string& file) {
+  const auto& names = serve_run_files();
+  if (std::find(names.begin(), names.end(), file) == names.end()) {
+    std::string valid;
+    for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+    throw common::UsageError("file: expected one of " + valid);
+  }
+  ScratchDir dir;
+  ScenarioRun run = run_in(dir, body, {});
+  OutputArgs outputs;
+  outputs.trace = true;
+  outputs.memory = true;
+  outputs.simumax = std::find(std::begin(kSimumaxFiles), std::end(kSimumaxFiles), file) != std::end(kSimumaxFiles);
+  write_outputs(dir.path(), run.scenario, run.result, outputs);
+  if (file == "report.html") {
+    report::write_file_atomically(dir.path() + "/report.html", report::html_report(dir.path(), {}));
+  }
+  return slurp(dir.path() + "/" + file);
+}
+
+std::string compare_request(const std::string& body, const std::string& real_path, const std::string& kernel_classes) {
+  ScratchDir dir;
+  graph::LoweringOptions op;
+  op.granularity = graph::Granularity::kOp;  // the op-by-op table lines up our ops with the real ones
+  ScenarioRun run = run_in(dir, body, op);
+  OutputArgs outputs;
+  outputs.trace = true;
+  write_outputs(dir.path(), run.scenario, run.result, outputs);
+  report::CompareOptions o;
+  o.ours = dir.path();
+  o.real = real_path;
+  o.kernel_classes = kernel_classes;
+  const report::Comparison c = report::compare_runs(o);
+  report::write_file_atomically(dir.path() + "/compare.json", report::comparison_json(c));
+  return report::report_data_json(dir.path(), report::HtmlReportOptions{});
+}
+
+}  // namespace simumax::tools

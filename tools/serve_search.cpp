@@ -131,7 +131,9 @@ void SearchJob::start(const std::string& body, const std::map<std::string, std::
     std::string state = "done", error, result;
     std::map<std::string, std::string> files;
     try {
-      const search::SearchResult r = search::run_search(base, q, [this](size_t done, size_t total) {
+      // The outcomes wait in the job's own folder, as the CLI's do in its output folder.
+      search::SpillStore store(dir->path() + "/search-outcomes.bin.tmp");
+      const search::SearchResult r = search::run_search(base, q, store, [this](size_t done, size_t total) {
         {
           std::lock_guard<std::mutex> lock(mutex_);
           done_ = done, total_ = total;
@@ -141,7 +143,7 @@ void SearchJob::start(const std::string& body, const std::map<std::string, std::
         if (cancel_) throw Cancelled{};
       });
       if (cancel_) throw Cancelled{};  // asked after the last progress call
-      search::write_search_files(dir->path(), r, q, "search from simumax-sim serve");
+      search::write_search_files(dir->path(), r, q, "search from simumax-sim serve", store);
       result = report::report_data_json(dir->path(), report::HtmlReportOptions{});
       for (const char* name : {"search.json", "search.csv"}) files[name] = slurp(dir->path() + "/" + name);
       if (cancel_) throw Cancelled{};

@@ -187,12 +187,13 @@ TEST(Search, ProgressCallbackThatThrowsStopsTheSearchOnEveryThread) {
   q.threads = 3;
   struct Stop {};
   size_t calls = 0;
-  EXPECT_THROW(run_search(base, q, [&calls](size_t, size_t) {
+  MemoryStore stopped, next;
+  EXPECT_THROW(run_search(base, q, stopped, [&calls](size_t, size_t) {
     ++calls;
     throw Stop{};
   }), Stop);
   EXPECT_EQ(calls, 1u);
-  EXPECT_GT(run_search(base, q).evaluated, 0u);  // and the next search runs as usual
+  EXPECT_GT(run_search(base, q, next).evaluated, 0u);  // and the next search runs as usual
 }
 
 TEST(Search, RankingPutsTheObjectiveFirstThenHeadroom) {

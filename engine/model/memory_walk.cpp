@@ -71,6 +71,19 @@ BlockProgram block_program(const std::vector<Op>& ops) {
     }
     i = start - 1;
   }
+  for (const MemStep& st : p.backward) {
+    MemStep b = st;
+    if (st.kind == StepKind::kBackward) {
+      const Op& op = ops[static_cast<size_t>(st.op)];
+      const int64_t keep = op.wgrad_keep_bytes;
+      b.kind = StepKind::kInputGrad;
+      b.delta += keep;
+      if (keep != 0 || op.dense_numel + op.moe_numel != 0) {
+        p.weight.push_back({st.op, StepKind::kWeightGrad, op.act_bwd_peak, -keep});
+      }
+    }
+    p.input_grad.push_back(b);
+  }
   return p;
 }
 

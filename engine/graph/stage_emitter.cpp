@@ -40,16 +40,11 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
     std::vector<BlockMem> per_block;
     BlockMem whole;  // the chunk's blocks in order (forward) and in reverse (backward), for chunk-sized tasks
     for (const auto& blk : chunk.blocks) {
-      const model::BlockProgram& p = *blk.program;
-      per_block.push_back({model::span_of(p.forward), model::span_of(p.backward), model::span_of(p.input_grad),
-                           model::span_of(p.weight)});
+      per_block.push_back({model::span_of(blk.program->forward), model::span_of(blk.program->backward), {}, {}});
       whole.fwd = model::then(whole.fwd, model::repeated(per_block.back().fwd, blk.repeat));
     }
     for (size_t k = chunk.blocks.size(); k-- > 0;) {
-      const int n = chunk.blocks[k].repeat;
-      whole.bwd = model::then(whole.bwd, model::repeated(per_block[k].bwd, n));
-      whole.input = model::then(whole.input, model::repeated(per_block[k].input, n));
-      whole.weight = model::then(whole.weight, model::repeated(per_block[k].weight, n));
+      whole.bwd = model::then(whole.bwd, model::repeated(per_block[k].bwd, chunk.blocks[k].repeat));
     }
     chunk_mem_.push_back(whole);
     std::vector<std::pair<int64_t, int64_t>> params;
@@ -66,12 +61,36 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
   params_used_.resize(b.num_ranks());
   // Task -> op references serve the traces of op-sized tasks; coarser tasks refer to blocks and chunks.
   if (o.granularity == Granularity::kOp) index_op_refs();
+  intern_names(StepKind::kForward);
+  intern_names(StepKind::kBackward);
+  plan_overlap();
+}
+
+void StageEmitter::intern_names(StepKind kind) {
   const char* const suffix[4] = {".fwd", ".bwd", ".bwd_input", ".bwd_weight"};
   const char* const what[4] = {"chunk", "embedding", "layer", "head"};
-  for (int k = 0; k < 4; ++k) {
-    for (int w = 0; w < 4; ++w) names_[k][w] = b_.name(std::string(what[w]) + suffix[k]);
+  const int k = static_cast<int>(kind);
+  for (int w = 0; w < 4; ++w) names_[k][w] = b_.name(std::string(what[w]) + suffix[k]);
+}
+
+void StageEmitter::split_backward() {
+  // Only schedules that split the backward pay for it: names, step lists and memory spans of B and W.
+  intern_names(StepKind::kInputGrad);
+  intern_names(StepKind::kWeightGrad);
+  split_.resize(m_.chunks.size());
+  for (size_t ci = 0; ci < m_.chunks.size(); ++ci) {
+    const auto& blocks = m_.chunks[ci].blocks;
+    BlockMem& whole = chunk_mem_[ci];
+    split_[ci].resize(blocks.size());
+    for (size_t k = blocks.size(); k-- > 0;) {
+      split_[ci][k] = model::split_backward(*blocks[k].ops, *blocks[k].program);
+      BlockMem& bm = block_mem_[ci][k];
+      bm.input = model::span_of(split_[ci][k].input_grad);
+      bm.weight = model::span_of(split_[ci][k].weight);
+      whole.input = model::then(whole.input, model::repeated(bm.input, blocks[k].repeat));
+      whole.weight = model::then(whole.weight, model::repeated(bm.weight, blocks[k].repeat));
+    }
   }
-  plan_overlap();
 }
 
 void StageEmitter::index_op_refs() {
@@ -266,6 +285,7 @@ void StageEmitter::pass(StepKind kind, int stage, const std::vector<uint32_t>& l
   const int layer0 = m_.first_layer[stage][vchunk];
   const auto& chunk = m_.chunks[ci];
   const bool fwd = kind == StepKind::kForward;
+  if ((kind == StepKind::kInputGrad || kind == StepKind::kWeightGrad) && split_.empty()) split_backward();
   const uint32_t* names = names_[static_cast<int>(kind)];
   const Task base = compute_task(fwd ? Pass::kForward : Pass::kBackward, mb, vchunk);
   // A chunk's or a layer's B leaves its parameters' gradients to its W.

@@ -80,6 +80,9 @@ class StageEmitter {
   void op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                     const model::MemStep& mem, Task base);
   void index_op_refs();
+  void intern_names(StepKind kind);
+  // B and W of every block (model::split_backward) and their memory, on the first B or W.
+  void split_backward();
   uint32_t op_ref(const model::Op& op, int work);
 
   GraphBuilder& b_;
@@ -91,6 +94,7 @@ class StageEmitter {
   std::vector<std::vector<BlockMem>> block_mem_;  // [chunk][block], one copy of the block
   std::vector<BlockMem> chunk_mem_;               // [chunk], the whole chunk
   uint32_t names_[4][4] = {};  // [kForward, kBackward, kInputGrad, kWeightGrad][chunk, embedding, layer, head]
+  std::vector<std::vector<model::SplitBackward>> split_;  // [chunk][block]; empty until a B or W is emitted
   std::vector<std::vector<std::pair<int64_t, int64_t>>> block_params_;  // [chunk][block]: dense, expert numel
   bool track_params_ = false;  // a DP overlap option is on
   std::vector<std::pair<uint32_t, uint32_t>> pending_tp_;  // (rank, task): overlapped TP collectives in flight

@@ -40,8 +40,8 @@ void StageEmitter::emit_block(const std::vector<uint32_t>& lanes, int ci, size_t
   const model::Block& blk = m_.chunks[ci].blocks[k];
   const model::BlockProgram& prog = *blk.program;
   const std::vector<model::MemStep>& steps = kind == StepKind::kForward     ? prog.forward
-                                             : kind == StepKind::kInputGrad  ? prog.input_grad
-                                             : kind == StepKind::kWeightGrad ? prog.weight
+                                             : kind == StepKind::kInputGrad  ? split_[ci][k].input_grad
+                                             : kind == StepKind::kWeightGrad ? split_[ci][k].weight
                                                                              : prog.backward;
   // W runs every weight gradient in order: the shared-expert plan moves B's steps, not W's.
   const SharedExpertOverlap& plan = shared_plans_[ci][k];

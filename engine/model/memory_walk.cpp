@@ -71,7 +71,12 @@ BlockProgram block_program(const std::vector<Op>& ops) {
     }
     i = start - 1;
   }
-  for (const MemStep& st : p.backward) {
+  return p;
+}
+
+SplitBackward split_backward(const std::vector<Op>& ops, const BlockProgram& prog) {
+  SplitBackward p;
+  for (const MemStep& st : prog.backward) {
     MemStep b = st;
     if (st.kind == StepKind::kBackward) {
       const Op& op = ops[static_cast<size_t>(st.op)];

@@ -23,12 +23,16 @@ struct MemStep {
 struct BlockProgram {
   std::vector<MemStep> forward;
   std::vector<MemStep> backward;  // recompute steps interleaved, in execution order
-  // The backward split: `input_grad` is `backward` step for step (kInputGrad for kBackward), and `weight` the
-  // weight gradients in the same op order. An op whose weight gradient runs later keeps what it needs until
-  // then (Op::wgrad_keep_bytes): its B frees that much less and its W frees it.
+};
+
+// The backward split (zero-bubble schedules): `input_grad` is `backward` step for step (kInputGrad for
+// kBackward), and `weight` the weight gradients in the same op order. An op whose weight gradient runs later
+// keeps what it needs until then (Op::wgrad_keep_bytes): its B frees that much less and its W frees it.
+struct SplitBackward {
   std::vector<MemStep> input_grad;
   std::vector<MemStep> weight;
 };
+SplitBackward split_backward(const std::vector<Op>& ops, const BlockProgram& p);
 
 
 // Segments follow SimuMax's recompute statuses: a recomputed op opens one (FIRST) when it is the block's first

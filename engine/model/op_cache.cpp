@@ -12,8 +12,8 @@ config::StrategyConfig op_view(const config::StrategyConfig& st) {
   // first recompute_layer_num", which is part of the block key) nor the batch count, ZeRO stage, world and
   // DP size, straggler model, memory factor, pipeline schedule, the overlap of DP, pipeline and shared-expert
   // work (applied per chunk, after the block costs). Ops depend on every other field (TP/CP/EP/ETP sizes,
-  // micro-batch size, sequence, recompute flags, fusion, TE version, ...), and so may block costs (cost::CostCache relies on
-  // this view): tp-comm-overlap stays.
+  // micro-batch size, sequence, recompute flags, fusion, TE version, ...), and so may block costs
+  // (cost::CostCache relies on this view): tp-comm-overlap stays.
   v.world_size = 0, v.pp_size = 0, v.micro_batch_num = 0, v.zero_state = 0, v.interleaving_size = 0;
   v.microbatch_group_size_per_vp_stage.reset();
   v.num_layers_in_first_pipeline_stage.reset(), v.num_layers_in_last_pipeline_stage.reset();

@@ -1,7 +1,6 @@
 #include "engine/graph/pipeline_schedule.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <tuple>
 
 namespace simumax::graph {
@@ -45,18 +44,16 @@ std::vector<Program> blocking_one_f_one_b(int pp, int mbc, bool zb_h1) {
     auto one = [&](const P2p& p) { prog.comm({&p}); };
     const StepKind backward = zb_h1 ? StepKind::kInputGrad : StepKind::kBackward;
     int f = 0, b = 0;
-    std::deque<int> deferred;  // micro-batches whose B has run and W has not
     // After backward b (and its transfers): from the r-th backward on, the oldest deferred W; after the last,
-    // every one left.
+    // every one left. W's run in micro-batch order, so the oldest deferred one is micro-batch `w`.
+    int w = 0;
     auto weight_grads = [&] {
       if (!zb_h1) return;
-      deferred.push_back(b);
       const bool final = b == mbc - 1;
       if (b < r && !final) return;
       do {
-        prog.compute(StepKind::kWeightGrad, deferred.front(), 0);
-        deferred.pop_front();
-      } while (final && !deferred.empty());
+        prog.compute(StepKind::kWeightGrad, w++, 0);
+      } while (final && w <= b);
     };
     for (int i = 0; i < warmup; ++i, ++f) {
       if (!first) one(recv_prev(f));

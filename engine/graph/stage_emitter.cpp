@@ -61,16 +61,22 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
   params_used_.resize(b.num_ranks());
   // Task -> op references serve the traces of op-sized tasks; coarser tasks refer to blocks and chunks.
   if (o.granularity == Granularity::kOp) index_op_refs();
-  intern_names(StepKind::kForward);
-  intern_names(StepKind::kBackward);
+  names_[0][0] = b_.name("chunk.fwd");
+  names_[0][1] = b_.name("embedding.fwd");
+  names_[0][2] = b_.name("layer.fwd");
+  names_[0][3] = b_.name("head.fwd");
+  names_[1][0] = b_.name("chunk.bwd");
+  names_[1][1] = b_.name("embedding.bwd");
+  names_[1][2] = b_.name("layer.bwd");
+  names_[1][3] = b_.name("head.bwd");
   plan_overlap();
 }
 
 void StageEmitter::intern_names(StepKind kind) {
-  const char* const suffix[4] = {".fwd", ".bwd", ".bwd_input", ".bwd_weight"};
+  const char* const suffix = kind == StepKind::kInputGrad ? ".bwd_input" : ".bwd_weight";
   const char* const what[4] = {"chunk", "embedding", "layer", "head"};
   const int k = static_cast<int>(kind);
-  for (int w = 0; w < 4; ++w) names_[k][w] = b_.name(std::string(what[w]) + suffix[k]);
+  for (int w = 0; w < 4; ++w) names_[k][w] = b_.name(std::string(what[w]) + suffix);
 }
 
 void StageEmitter::split_backward() {

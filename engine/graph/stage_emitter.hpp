@@ -80,7 +80,7 @@ class StageEmitter {
   void op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                     const model::MemStep& mem, Task base);
   void index_op_refs();
-  void intern_names(StepKind kind);
+  void intern_names(StepKind kind);  // kInputGrad or kWeightGrad
   // B and W of every block (model::split_backward) and their memory, on the first B or W.
   void split_backward();
   uint32_t op_ref(const model::Op& op, int work);

@@ -50,6 +50,14 @@ const std::vector<ErrorCase>& cases() {
       {"OverlapSwitchGivenAsString", overlap_case("overlap_grad_reduce_string.json"),
        "error: tests/data/config_errors/overlap_grad_reduce_string.json: /megatron_overlap_grad_reduce: expected true "
        "or false, got \"yes\""},
+      // Pipeline schedules (docs/schedules.md): a known name, and one the layout can run.
+      {"UnknownPipelineSchedule", overlap_case("pipeline_schedule_unknown.json"),
+       "error: tests/data/config_errors/pipeline_schedule_unknown.json: /pipeline_schedule: expected one of \"1f1b\", "
+       "\"zb-h1\", got \"zb-v\"; did you mean 'zb-h1'?"},
+      {"ZeroBubbleWithVirtualPipeline", overlap_case("zb_h1_with_vpp.json"),
+       "error: tests/data/config_errors/zb_h1_with_vpp.json: /pipeline_schedule: \"zb-h1\" with interleaving_size 2 is "
+       "not modelled: ZB-H1 runs one model chunk per pipeline rank; with interleaving_size 2 the legal choice is "
+       "\"1f1b\" (interleaved 1F1B), or set interleaving_size 1 to use \"zb-h1\""},
       {"SharedExpertOverlapGivenAsNumber", overlap_case("shared_expert_overlap_number.json"),
        "error: tests/data/config_errors/shared_expert_overlap_number.json: /megatron_moe_shared_expert_overlap: "
        "expected true or false, got 1"},

@@ -103,6 +103,14 @@ void check_vpp(const RuleContext& c) {
   const StrategyConfig& s = c.st();
   const int64_t vp = s.interleaving_size;
   if (vp == 1) return;
+  if (s.pipeline_schedule == PipelineSchedule::kZbH1) {
+    c.strategy_error(
+        "pipeline_schedule",
+        fmt::format("\"zb-h1\" with interleaving_size {} is not modelled: ZB-H1 runs one model chunk per pipeline "
+                    "rank; with interleaving_size {} the legal choice is \"1f1b\" (interleaved 1F1B), or set "
+                    "interleaving_size 1 to use \"zb-h1\"",
+                    vp, vp));
+  }
   if (s.pp_size == 1) {
     c.strategy_error(
         "interleaving_size",

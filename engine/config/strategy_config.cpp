@@ -126,6 +126,9 @@ void read_pipeline_and_memory(ObjectReader& r, StrategyConfig& s) {
   s.interleaving_size = r.int_or("interleaving_size", 1, Sign::kPositive);
   s.microbatch_group_size_per_vp_stage = r.optional_int("microbatch_group_size_per_vp_stage", Sign::kPositive);
   s.pp_comm_async = r.bool_or("pp_comm_async", true);
+  s.pipeline_schedule = r.choice_or("pipeline_schedule", "1f1b", {"1f1b", "zb-h1"}) == "zb-h1"
+                            ? PipelineSchedule::kZbH1
+                            : PipelineSchedule::k1F1B;
   s.enable_straggler_model = r.bool_or("enable_straggler_model", true);
   s.zero_state = r.int_or("zero_state", 1, Sign::kNonNegative);
   if (s.zero_state > 3)

@@ -235,11 +235,13 @@ StepCost cost_step(const config::Scenario& s, const model::StepModel& m, CostCac
           b.ops.push_back(cost_op(s, sc.nets, op));
           b.fwd_seconds += b.ops.back().fwd_total();
           b.bwd_seconds += b.ops.back().bwd_total();
+          b.wgrad_seconds += b.ops.back().wgrad_seconds();
         }
         return b;
       });
       cc.fwd_seconds += bc->fwd_seconds * block.repeat;
       cc.bwd_seconds += bc->bwd_seconds * block.repeat;
+      cc.wgrad_seconds += bc->wgrad_seconds * block.repeat;
       cc.blocks.push_back(std::move(bc));
     }
     add_overlap(s, sc.nets, chunk, cc);

@@ -33,6 +33,8 @@ struct OpCost {
   double pass_total(int pass) const;
   double fwd_total() const;               // kernel + forward comm
   double bwd_total() const;               // kernels + comm of both backward passes + recompute
+  // Of bwd_total, the weight-gradient kernel: a zero-bubble schedule's W (its collectives stay in B).
+  double wgrad_seconds() const { return seconds[2]; }
 };
 
 struct BlockCost {
@@ -40,6 +42,7 @@ struct BlockCost {
   int64_t param_tensors = 0;  // parameter tensors of one copy (a grouped linear holds one per local expert)
   double fwd_seconds = 0;  // one copy of the block
   double bwd_seconds = 0;
+  double wgrad_seconds = 0;  // of bwd_seconds, the ops' weight-gradient kernels (W); the rest is B
 };
 
 // Data-parallel communication of one parameter family (dense over dp*cp, experts over edp).
@@ -63,6 +66,7 @@ struct ChunkCost {
   std::vector<std::shared_ptr<const BlockCost>> blocks;  // parallel to model::Chunk::blocks; shared like them
   double fwd_seconds = 0;   // one micro-batch, all blocks, comm included
   double bwd_seconds = 0;   // one micro-batch, comm and recompute included
+  double wgrad_seconds = 0;  // of bwd_seconds, the weight-gradient kernels (W; overlap_seconds count in B)
   // [block]: what Megatron's overlap options add to one copy's forward / backward (negative: hide), already in
   // fwd_seconds / bwd_seconds; empty when they change nothing (overlap_cost.hpp).
   std::vector<std::pair<double, double>> overlap_seconds;

@@ -113,12 +113,20 @@ class PipelineEmitter {
     // A to B meets B's n-th receive from A (Megatron relies on it when micro-batch groups exceed pp).
     // A rank sends and receives each direction with one peer, so (direction, sending?) names the stream.
     int sequence[2][2] = {{0, 0}, {0, 0}};
-    for (const ScheduleStep& step : prog.steps) {
-      if (step.kind == StepKind::kForward) {
-        em_.forward(r, lanes, step.microbatch, step.chunk);
-      } else if (step.kind == StepKind::kBackward) {
-        em_.backward(r, lanes, step.microbatch, step.chunk);
-      } else if (async_) {
+    // A W consumes nothing from the pipeline: an asynchronous receive is waited for by the next other compute.
+    std::vector<std::pair<uint32_t, uint32_t>> held;  // (lane, transfer)
+    for (size_t i = 0; i < prog.steps.size(); ++i) {
+      const ScheduleStep& step = prog.steps[i];
+      if (step.kind != StepKind::kComm) {
+        em_.pass(step.kind, r, lanes, step.microbatch, step.chunk);
+        if (step.kind == StepKind::kWeightGrad) {
+          for (const auto& [lane, id] : held) b_.also_wait(lane, id);
+          held.clear();
+        }
+      } else if (async_ || prog.async_p2p) {
+        size_t next = i + 1;
+        while (next < prog.steps.size() && prog.steps[next].kind == StepKind::kComm) ++next;
+        const bool before_w = next < prog.steps.size() && prog.steps[next].kind == StepKind::kWeightGrad;
         // Megatron's overlap_p2p_comm: receives are posted early and waited for by the compute that needs
         // them; sends leave as soon as their data exists and hold nothing up.
         for (uint32_t i = 0; i < step.num_comms; ++i) {
@@ -128,6 +136,8 @@ class PipelineEmitter {
           for (size_t l = 0; l < lanes.size(); ++l) {
             if (p.sender == r) {
               em_.send_async(lanes[l], first + static_cast<uint32_t>(l));
+            } else if (before_w) {
+              held.emplace_back(lanes[l], first + static_cast<uint32_t>(l));
             } else {
               b_.also_wait(lanes[l], first + static_cast<uint32_t>(l));
             }
@@ -200,9 +210,10 @@ TaskGraph lower_step(const config::Scenario& s, const model::StepModel& m, const
   StageEmitter em(b, s, m, c, options);
   const int pp = static_cast<int>(st.pp_size), mbc = static_cast<int>(st.micro_batch_num);
   const int vp = m.virtual_chunks();
-  const auto programs =
-      vp > 1 ? interleaved_one_f_one_b(pp, vp, mbc, static_cast<int>(st.microbatch_group_size_per_vp_stage.value_or(pp)))
-             : one_f_one_b(pp, mbc);
+  const int group = static_cast<int>(st.microbatch_group_size_per_vp_stage.value_or(pp));
+  const auto programs = st.pipeline_schedule == config::PipelineSchedule::kZbH1 ? zb_h1(pp, mbc)
+                        : vp > 1 ? interleaved_one_f_one_b(pp, vp, mbc, group)
+                                 : one_f_one_b(pp, mbc);
   PipelineEmitter(em, b, c, sets, c.straggler_ratio, mbc * vp, st.megatron_overlap_p2p_comm).run(programs);
   em.step_end(lay.tp, sets);
   b.finish();
@@ -227,7 +238,9 @@ double estimate_tasks(const config::Scenario& s, const model::StepModel& m, cons
     }
     per_pass = std::max(per_pass, n);
   }
-  const double passes = 2.0 * static_cast<double>(st.micro_batch_num) * m.virtual_chunks();
+  // Forward and backward, or forward, B and W (zero-bubble).
+  const double kinds = st.pipeline_schedule == config::PipelineSchedule::kZbH1 ? 3.0 : 2.0;
+  const double passes = kinds * static_cast<double>(st.micro_batch_num) * m.virtual_chunks();
   return ranks * (passes * (per_pass + 2) + 16);  // + 2: the send and receive of a chunk; + 16: DP, optimizer
 }
 

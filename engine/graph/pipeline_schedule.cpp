@@ -26,7 +26,11 @@ void Program::comm(std::initializer_list<const P2p*> batch) {
   if (s.num_comms > 0) steps.push_back(s);
 }
 
-std::vector<Program> one_f_one_b(int pp, int mbc) {
+namespace {
+
+// Megatron's 1F1B order and blocking transfers. With `zb_h1`, each backward is B, and stage r runs the W of
+// its j-th backward after that backward's transfers once j >= r, the rest after its last backward.
+std::vector<Program> blocking_one_f_one_b(int pp, int mbc, bool zb_h1) {
   std::vector<Program> programs(pp);
   for (int r = 0; r < pp; ++r) {
     Program& prog = programs[r];
@@ -38,7 +42,19 @@ std::vector<Program> one_f_one_b(int pp, int mbc) {
     auto send_prev = [&](int mb) { return P2p{false, r - 1, mb, r, r - 1}; };
     auto recv_next = [&](int mb) { return P2p{false, r, mb, r + 1, r}; };
     auto one = [&](const P2p& p) { prog.comm({&p}); };
+    const StepKind backward = zb_h1 ? StepKind::kInputGrad : StepKind::kBackward;
     int f = 0, b = 0;
+    // After backward b (and its transfers): from the r-th backward on, the oldest deferred W; after the last,
+    // every one left. W's run in micro-batch order, so the oldest deferred one is micro-batch `w`.
+    int w = 0;
+    auto weight_grads = [&] {
+      if (!zb_h1) return;
+      const bool final = b == mbc - 1;
+      if (b < r && !final) return;
+      do {
+        prog.compute(StepKind::kWeightGrad, w++, 0);
+      } while (final && w <= b);
+    };
     for (int i = 0; i < warmup; ++i, ++f) {
       if (!first) one(recv_prev(f));
       prog.compute(StepKind::kForward, f, 0);
@@ -58,7 +74,7 @@ std::vector<Program> one_f_one_b(int pp, int mbc) {
         }
       }
       ++f;
-      prog.compute(StepKind::kBackward, b, 0);
+      prog.compute(backward, b, 0);
       if (!first) {
         if (i == steady - 1) {
           one(send_prev(b));
@@ -70,14 +86,26 @@ std::vector<Program> one_f_one_b(int pp, int mbc) {
           one(send_prev(b));
         }
       }
+      weight_grads();
       ++b;
     }
     for (int i = 0; i < warmup; ++i, ++b) {
       if (!last) one(recv_next(b));
-      prog.compute(StepKind::kBackward, b, 0);
+      prog.compute(backward, b, 0);
       if (!first) one(send_prev(b));
+      weight_grads();
     }
   }
+  return programs;
+}
+
+}  // namespace
+
+std::vector<Program> one_f_one_b(int pp, int mbc) { return blocking_one_f_one_b(pp, mbc, false); }
+
+std::vector<Program> zb_h1(int pp, int mbc) {
+  std::vector<Program> programs = blocking_one_f_one_b(pp, mbc, true);
+  for (Program& p : programs) p.async_p2p = true;
   return programs;
 }
 

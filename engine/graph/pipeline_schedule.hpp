@@ -1,5 +1,6 @@
-// Pipeline schedules as per-stage programs: forward/backward of (micro-batch, virtual chunk), and batches of
-// point-to-point transfers between them (Megatron's batched isend/irecv).
+// Pipeline schedules as per-stage programs: passes of (micro-batch, virtual chunk) and batches of point-to-point
+// transfers between them (Megatron's batched isend/irecv). A schedule is data: the lowering runs any program
+// without knowing which schedule wrote it (docs/schedules.md).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,11 @@ struct P2p {
   bool operator==(const P2p& o) const;
 };
 
-enum class StepKind : uint8_t { kForward, kBackward, kComm };
+// The passes of a (micro-batch, chunk): F; the whole backward (each op's input and weight gradients back to back,
+// what 1F1B runs); or the backward split as zero-bubble schedules run it: B, the input gradients (with the
+// recompute and the collectives they need), whose result the previous stage waits for, and W, the weight
+// gradients, which nothing in the pipeline waits for. A program runs either the whole backward or B then W.
+enum class StepKind : uint8_t { kForward, kBackward, kInputGrad, kWeightGrad, kComm };
 
 struct ScheduleStep {
   StepKind kind = StepKind::kForward;
@@ -34,6 +39,10 @@ struct ScheduleStep {
 struct Program {
   std::vector<ScheduleStep> steps;
   std::vector<P2p> comms;
+  // Instead: each receive is posted at its step and waited for by the compute that needs it, and each send
+  // leaves once its data exists without holding its rank up (the zero-bubble runtime's isend/irecv; Megatron's
+  // overlap_p2p_comm does the same for every schedule).
+  bool async_p2p = false;
   void compute(StepKind kind, int mb, int chunk) { steps.push_back({kind, mb, chunk, 0, 0}); }
   void comm(std::initializer_list<const P2p*> batch);
 };
@@ -46,5 +55,13 @@ std::vector<Program> one_f_one_b(int pp, int mbc);
 // Megatron's interleaved 1F1B (virtual pipeline, `vp` chunks per rank) with batched p2p, micro-batches taken in
 // groups of `group` per chunk (microbatch_group_size_per_vp_stage). REQUIRES: pp >= 2, vp >= 2, group >= pp.
 std::vector<Program> interleaved_one_f_one_b(int pp, int vp, int mbc, int group);
+
+// ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, section 3.1): 1F1B's order and transfers with
+// each backward split into B and W; stage r runs the W of its j-th backward right after it only from j = r on,
+// deferring its first r W's to the end of the step, so B reaches the previous stage one W sooner while no
+// stage holds more micro-batches in flight than under 1F1B. Its transfers are asynchronous, as in the authors'
+// runtime (blocking ones would hold each B's send until the previous stage is done with its W).
+// REQUIRES: pp >= 1, mbc >= 1.
+std::vector<Program> zb_h1(int pp, int mbc);
 
 }  // namespace simumax::graph

@@ -40,7 +40,7 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
     std::vector<BlockMem> per_block;
     BlockMem whole;  // the chunk's blocks in order (forward) and in reverse (backward), for chunk-sized tasks
     for (const auto& blk : chunk.blocks) {
-      per_block.push_back({model::span_of(blk.program->forward), model::span_of(blk.program->backward)});
+      per_block.push_back({model::span_of(blk.program->forward), model::span_of(blk.program->backward), {}, {}});
       whole.fwd = model::then(whole.fwd, model::repeated(per_block.back().fwd, blk.repeat));
     }
     for (size_t k = chunk.blocks.size(); k-- > 0;) {
@@ -61,15 +61,42 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
   params_used_.resize(b.num_ranks());
   // Task -> op references serve the traces of op-sized tasks; coarser tasks refer to blocks and chunks.
   if (o.granularity == Granularity::kOp) index_op_refs();
-  fwd_name_[0] = b_.name("chunk.fwd");
-  fwd_name_[1] = b_.name("embedding.fwd");
-  fwd_name_[2] = b_.name("layer.fwd");
-  fwd_name_[3] = b_.name("head.fwd");
-  bwd_name_[0] = b_.name("chunk.bwd");
-  bwd_name_[1] = b_.name("embedding.bwd");
-  bwd_name_[2] = b_.name("layer.bwd");
-  bwd_name_[3] = b_.name("head.bwd");
+  names_[0][0] = b_.name("chunk.fwd");
+  names_[0][1] = b_.name("embedding.fwd");
+  names_[0][2] = b_.name("layer.fwd");
+  names_[0][3] = b_.name("head.fwd");
+  names_[1][0] = b_.name("chunk.bwd");
+  names_[1][1] = b_.name("embedding.bwd");
+  names_[1][2] = b_.name("layer.bwd");
+  names_[1][3] = b_.name("head.bwd");
   plan_overlap();
+}
+
+void StageEmitter::intern_names(StepKind kind) {
+  const char* const suffix = kind == StepKind::kInputGrad ? ".bwd_input" : ".bwd_weight";
+  const char* const what[4] = {"chunk", "embedding", "layer", "head"};
+  const int k = static_cast<int>(kind);
+  for (int w = 0; w < 4; ++w) names_[k][w] = b_.name(std::string(what[w]) + suffix);
+}
+
+void StageEmitter::split_backward() {
+  // Only schedules that split the backward pay for it: names, step lists and memory spans of B and W.
+  intern_names(StepKind::kInputGrad);
+  intern_names(StepKind::kWeightGrad);
+  split_.resize(m_.chunks.size());
+  for (size_t ci = 0; ci < m_.chunks.size(); ++ci) {
+    const auto& blocks = m_.chunks[ci].blocks;
+    BlockMem& whole = chunk_mem_[ci];
+    split_[ci].resize(blocks.size());
+    for (size_t k = blocks.size(); k-- > 0;) {
+      split_[ci][k] = model::split_backward(*blocks[k].ops, *blocks[k].program);
+      BlockMem& bm = block_mem_[ci][k];
+      bm.input = model::span_of(split_[ci][k].input_grad);
+      bm.weight = model::span_of(split_[ci][k].weight);
+      whole.input = model::then(whole.input, model::repeated(bm.input, blocks[k].repeat));
+      whole.weight = model::then(whole.weight, model::repeated(bm.weight, blocks[k].repeat));
+    }
+  }
 }
 
 void StageEmitter::index_op_refs() {
@@ -195,19 +222,38 @@ void StageEmitter::op_recompute(const std::vector<uint32_t>& lanes, const model:
 void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                                const model::MemStep& mem, Task base) {
   const bool has_wgrad = oc.seconds[2] > 0 || !oc.comm[2].empty();
+  // B alone (kInputGrad) runs the weight gradient's collectives (the gathered input it keeps) but leaves its
+  // kernel, and what it keeps (mem.delta), to a kWeightGrad step.
+  const bool whole = mem.kind == model::StepKind::kBackward;
   for (int p = 1; p <= 2; ++p) {
     if (p == 2 && !has_wgrad) break;
     comms_before(lanes, oc.comm[p], base);
-    Task t = base;
-    t.seconds = oc.seconds[p] * ratio_;
-    t.name = b_.name(op.name + (p == 1 ? ".dgrad" : ".wgrad"));
-    t.op_ref = op_ref(op, p);
-    t.mem_peak_bytes = p == 1 ? mem.peak : 0;
-    t.mem_delta_bytes = (p == 2 || !has_wgrad) ? mem.delta : 0;
-    compute(lanes, t);
-    if (p == 2 || !has_wgrad) note_params(lanes, false, base.microbatch, op.dense_numel, op.moe_numel);
+    if (p == 1 || whole) {
+      Task t = base;
+      t.seconds = oc.seconds[p] * ratio_;
+      t.name = b_.name(op.name + (p == 1 ? ".dgrad" : ".wgrad"));
+      t.op_ref = op_ref(op, p);
+      t.mem_peak_bytes = p == 1 ? mem.peak : 0;
+      t.mem_delta_bytes = (p == 2 || !has_wgrad || !whole) ? mem.delta : 0;
+      compute(lanes, t);
+      if (p == 2 || !has_wgrad) note_params(lanes, false, base.microbatch, op.dense_numel, op.moe_numel);
+    }
     comms_after(lanes, oc.comm[p], base, mem, p == 1);
   }
+}
+
+void StageEmitter::op_weight_grad(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
+                                  const model::MemStep& mem, Task base) {
+  const bool has_wgrad = oc.seconds[2] > 0 || !oc.comm[2].empty();
+  if (!has_wgrad && mem.delta == 0) return;  // its B noted its parameters and freed all it held
+  Task t = base;
+  t.seconds = oc.seconds[2] * ratio_;
+  t.name = b_.name(op.name + ".wgrad");
+  t.op_ref = op_ref(op, 2);
+  t.mem_peak_bytes = mem.peak;
+  t.mem_delta_bytes = mem.delta;
+  compute(lanes, t);
+  if (has_wgrad) note_params(lanes, false, base.microbatch, op.dense_numel, op.moe_numel);
 }
 
 void StageEmitter::coarse(const std::vector<uint32_t>& lanes, Task t, double seconds, uint32_t name, OpRef ref,
@@ -221,6 +267,15 @@ void StageEmitter::coarse(const std::vector<uint32_t>& lanes, Task t, double sec
   note_params(lanes, t.pass == Pass::kForward, t.microbatch, params.first, params.second);
 }
 
+const model::MemSpan& StageEmitter::BlockMem::of(StepKind kind) const {
+  switch (kind) {
+    case StepKind::kForward: return fwd;
+    case StepKind::kInputGrad: return input;
+    case StepKind::kWeightGrad: return weight;
+    default: return bwd;
+  }
+}
+
 Task StageEmitter::compute_task(Pass pass, int mb, int vchunk) {
   Task t;
   t.kind = TaskKind::kCompute;
@@ -230,28 +285,30 @@ Task StageEmitter::compute_task(Pass pass, int mb, int vchunk) {
   return t;
 }
 
-void StageEmitter::forward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
-  pass(stage, lanes, mb, vchunk, true);
-}
-
-void StageEmitter::backward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
-  pass(stage, lanes, mb, vchunk, false);
-}
-
-void StageEmitter::pass(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk, bool fwd) {
+void StageEmitter::pass(StepKind kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
   const int ci = m_.compute_chunks[stage][vchunk];
   chunk_now_ = ci;
   const int layer0 = m_.first_layer[stage][vchunk];
   const auto& chunk = m_.chunks[ci];
-  const auto side = [fwd](const BlockMem& m) { return fwd ? m.fwd : m.bwd; };
-  const uint32_t* names = fwd ? fwd_name_ : bwd_name_;
+  const bool fwd = kind == StepKind::kForward;
+  if ((kind == StepKind::kInputGrad || kind == StepKind::kWeightGrad) && split_.empty()) split_backward();
+  const uint32_t* names = names_[static_cast<int>(kind)];
   const Task base = compute_task(fwd ? Pass::kForward : Pass::kBackward, mb, vchunk);
+  // A chunk's or a layer's B leaves its parameters' gradients to its W.
+  const auto params = [kind](std::pair<int64_t, int64_t> p) {
+    return kind == StepKind::kInputGrad ? std::pair<int64_t, int64_t>{0, 0} : p;
+  };
   if (options_.granularity == Granularity::kChunk) {
-    coarse(lanes, base, fwd ? c_.chunks[ci].fwd_seconds : c_.chunks[ci].bwd_seconds, names[0], OpRef{ci},
-           side(chunk_mem_[ci]), {chunk.params.dense_numel, chunk.params.moe_numel});
+    const cost::ChunkCost& cc = c_.chunks[ci];
+    const double seconds = fwd                             ? cc.fwd_seconds
+                           : kind == StepKind::kBackward   ? cc.bwd_seconds
+                           : kind == StepKind::kInputGrad  ? cc.bwd_seconds - cc.wgrad_seconds
+                                                           : cc.wgrad_seconds;
+    coarse(lanes, base, seconds, names[0], OpRef{ci}, chunk_mem_[ci].of(kind),
+           params({chunk.params.dense_numel, chunk.params.moe_numel}));
     return;
   }
-  // The forward runs the blocks and their layers in order, the backward in reverse.
+  // The forward runs the blocks and their layers in order, the backward (B, W) in reverse.
   const size_t n = chunk.blocks.size();
   for (size_t j = 0; j < n; ++j) {
     const size_t k = fwd ? j : n - 1 - j;
@@ -260,11 +317,11 @@ void StageEmitter::pass(int stage, const std::vector<uint32_t>& lanes, int mb, i
       Task t = base;
       t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + (fwd ? r : blk.repeat - 1 - r);
       if (options_.granularity == Granularity::kLayer) {
-        coarse(lanes, t, block_seconds(ci, k, fwd), names[1 + block_index(blk.kind)],
-               OpRef{ci, static_cast<int32_t>(k)}, side(block_mem_[ci][k]), block_params_[ci][k]);
+        coarse(lanes, t, block_seconds(ci, k, kind), names[1 + block_index(blk.kind)],
+               OpRef{ci, static_cast<int32_t>(k)}, block_mem_[ci][k].of(kind), params(block_params_[ci][k]));
         continue;
       }
-      emit_block(lanes, ci, k, fwd, t);
+      emit_block(lanes, ci, k, kind, t);
     }
   }
 }

@@ -7,6 +7,7 @@
 
 #include "engine/graph/graph_builder.hpp"
 #include "engine/graph/lowering.hpp"
+#include "engine/graph/pipeline_schedule.hpp"
 #include "engine/graph/shared_expert_overlap.hpp"
 #include "engine/graph/sm_contention.hpp"
 #include "engine/model/memory_walk.hpp"
@@ -18,9 +19,10 @@ class StageEmitter {
   StageEmitter(GraphBuilder& b, const config::Scenario& s, const model::StepModel& m, const cost::StepCost& c,
                const LoweringOptions& o);
 
-  // `lanes`: the graph ranks running this stage in lockstep (a TP group, or one representative rank).
-  void forward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk);
-  void backward(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk);
+  // One compute step of a schedule program (kForward, kBackward, kInputGrad or kWeightGrad) for micro-batch `mb`
+  // in virtual chunk `vchunk`. `lanes`: the graph ranks running this stage in lockstep (a TP group, or one
+  // representative rank).
+  void pass(StepKind kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk);
   // DP gradient reduce, optimizer and parameter gather on every rank, after the pipeline.
   void step_end(int64_t tp, const std::vector<std::vector<std::vector<uint32_t>>>& sets);
   bool network_comm() const { return options_.scope == RankScope::kAll; }
@@ -38,10 +40,10 @@ class StageEmitter {
   void note_params(const std::vector<uint32_t>& lanes, bool forward, int mb, int64_t dense, int64_t moe);
   void overlapped_buckets(const std::vector<uint32_t>& group, bool expert, bool gather);
 
-  // One stage's forward (fwd) or backward of micro-batch `mb` in virtual chunk `vchunk`.
-  void pass(int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk, bool fwd);
+  // The memory of one pass over a block or a chunk: forward, whole backward, B, W.
   struct BlockMem {
-    model::MemSpan fwd, bwd;
+    model::MemSpan fwd, bwd, input, weight;
+    const model::MemSpan& of(StepKind kind) const;
   };
   static Task compute_task(Pass pass, int mb, int vchunk);
   void compute(const std::vector<uint32_t>& lanes, Task t);
@@ -60,20 +62,27 @@ class StageEmitter {
   void comms_after(const std::vector<uint32_t>& lanes, const std::vector<cost::CommCost>& comms, const Task& base,
                    const model::MemStep& mem, bool hide = true);
   // One copy of block k of chunk ci at op granularity, in program order (shared experts where the plan says).
-  void emit_block(const std::vector<uint32_t>& lanes, int ci, size_t k, bool forward, const Task& t);
+  void emit_block(const std::vector<uint32_t>& lanes, int ci, size_t k, StepKind kind, const Task& t);
   void emit_step(const std::vector<uint32_t>& lanes, const model::MemStep& step, const Task& t);
   // The shared-expert plan of each block, for op-sized tasks.
   void plan_overlap();
   static bool contention_on(const config::StrategyConfig& st, const cost::SmShares& shares);
-  // One copy of a block, for layer-sized tasks, with what overlap adds (cost::ChunkCost::overlap_seconds).
-  double block_seconds(int ci, size_t k, bool forward) const;
+  // One copy of a block, for layer-sized tasks, with what overlap adds (cost::ChunkCost::overlap_seconds, all
+  // of the backward's in B).
+  double block_seconds(int ci, size_t k, StepKind kind) const;
   void op_forward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                   const model::MemStep& mem, Task base);
+  // The whole backward (mem.kind kBackward) or its input gradient alone (kInputGrad).
   void op_backward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                    const model::MemStep& mem, Task base);
+  void op_weight_grad(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
+                      const model::MemStep& mem, Task base);
   void op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                     const model::MemStep& mem, Task base);
   void index_op_refs();
+  void intern_names(StepKind kind);  // kInputGrad or kWeightGrad
+  // B and W of every block (model::split_backward) and their memory, on the first B or W.
+  void split_backward();
   uint32_t op_ref(const model::Op& op, int work);
 
   GraphBuilder& b_;
@@ -84,7 +93,8 @@ class StageEmitter {
   double ratio_;
   std::vector<std::vector<BlockMem>> block_mem_;  // [chunk][block], one copy of the block
   std::vector<BlockMem> chunk_mem_;               // [chunk], the whole chunk
-  uint32_t fwd_name_[4] = {}, bwd_name_[4] = {};  // chunk, embedding, layer, head
+  uint32_t names_[4][4] = {};  // [kForward, kBackward, kInputGrad, kWeightGrad][chunk, embedding, layer, head]
+  std::vector<std::vector<model::SplitBackward>> split_;  // [chunk][block]; empty until a B or W is emitted
   std::vector<std::vector<std::pair<int64_t, int64_t>>> block_params_;  // [chunk][block]: dense, expert numel
   bool track_params_ = false;  // a DP overlap option is on
   std::vector<std::pair<uint32_t, uint32_t>> pending_tp_;  // (rank, task): overlapped TP collectives in flight
@@ -95,6 +105,7 @@ class StageEmitter {
     const model::Block* block = nullptr;
     const cost::BlockCost* cost = nullptr;
     const SharedExpertOverlap* plan = nullptr;
+    const std::vector<model::MemStep>* steps = nullptr;  // the block program's steps being emitted
   } now_;  // the block emit_block is emitting
   std::vector<std::vector<ParamUse>> grads_ready_;  // [graph rank], in execution order
   std::vector<std::vector<ParamUse>> params_used_;  // [graph rank], in execution order

@@ -24,20 +24,32 @@ void StageEmitter::plan_overlap() {
   }
 }
 
-double StageEmitter::block_seconds(int ci, size_t k, bool forward) const {
+double StageEmitter::block_seconds(int ci, size_t k, StepKind kind) const {
   const cost::ChunkCost& cc = c_.chunks[ci];
   const cost::BlockCost& bc = *cc.blocks[k];
   const auto extra = cc.overlap_seconds.empty() ? std::pair{0.0, 0.0} : cc.overlap_seconds[k];
-  return forward ? bc.fwd_seconds + extra.first : bc.bwd_seconds + extra.second;
+  switch (kind) {
+    case StepKind::kForward: return bc.fwd_seconds + extra.first;
+    case StepKind::kInputGrad: return bc.bwd_seconds - bc.wgrad_seconds + extra.second;
+    case StepKind::kWeightGrad: return bc.wgrad_seconds;
+    default: return bc.bwd_seconds + extra.second;
+  }
 }
 
-void StageEmitter::emit_block(const std::vector<uint32_t>& lanes, int ci, size_t k, bool forward, const Task& t) {
+void StageEmitter::emit_block(const std::vector<uint32_t>& lanes, int ci, size_t k, StepKind kind, const Task& t) {
   const model::Block& blk = m_.chunks[ci].blocks[k];
+  const model::BlockProgram& prog = *blk.program;
+  const std::vector<model::MemStep>& steps = kind == StepKind::kForward     ? prog.forward
+                                             : kind == StepKind::kInputGrad  ? split_[ci][k].input_grad
+                                             : kind == StepKind::kWeightGrad ? split_[ci][k].weight
+                                                                             : prog.backward;
+  // W runs every weight gradient in order: the shared-expert plan moves B's steps, not W's.
   const SharedExpertOverlap& plan = shared_plans_[ci][k];
-  now_ = BlockNow{&blk, c_.chunks[ci].blocks[k].get(), plan.empty() ? nullptr : &plan};
+  const bool planned = !plan.empty() && kind != StepKind::kWeightGrad;
+  now_ = BlockNow{&blk, c_.chunks[ci].blocks[k].get(), planned ? &plan : nullptr, &steps};
   // Each recompute segment is replayed right before its own backward (Megatron's checkpointed regions).
-  for (const auto& step : forward ? blk.program->forward : blk.program->backward) {
-    if (!plan.moved(step.op)) emit_step(lanes, step, t);
+  for (const auto& step : steps) {
+    if (!planned || !plan.moved(step.op)) emit_step(lanes, step, t);
   }
 }
 
@@ -47,7 +59,9 @@ void StageEmitter::emit_step(const std::vector<uint32_t>& lanes, const model::Me
   switch (step.kind) {
     case model::StepKind::kForward: op_forward(lanes, op, oc, step, t); break;
     case model::StepKind::kRecompute: op_recompute(lanes, op, oc, step, t); break;
-    case model::StepKind::kBackward: op_backward(lanes, op, oc, step, t); break;
+    case model::StepKind::kBackward:
+    case model::StepKind::kInputGrad: op_backward(lanes, op, oc, step, t); break;
+    case model::StepKind::kWeightGrad: op_weight_grad(lanes, op, oc, step, t); break;
   }
 }
 
@@ -77,8 +91,7 @@ void StageEmitter::comms_after(const std::vector<uint32_t>& lanes, const std::ve
     for (; next != comms.end() && cost::is_ep_all_to_all(*next); ++next) {
       if (const uint32_t id = comm(lanes, *next, base, kEpStream); id != kNoGroup) in_flight.push_back(id);
     }
-    const auto& steps = forward ? now_.block->program->forward : now_.block->program->backward;
-    for (int s : *behind) emit_step(lanes, steps[static_cast<size_t>(s)], base);
+    for (int s : *behind) emit_step(lanes, (*now_.steps)[static_cast<size_t>(s)], base);
     for (uint32_t id : in_flight) {
       for (uint32_t r : lanes) b_.also_wait(r, id);
     }

@@ -74,6 +74,24 @@ BlockProgram block_program(const std::vector<Op>& ops) {
   return p;
 }
 
+SplitBackward split_backward(const std::vector<Op>& ops, const BlockProgram& prog) {
+  SplitBackward p;
+  for (const MemStep& st : prog.backward) {
+    MemStep b = st;
+    if (st.kind == StepKind::kBackward) {
+      const Op& op = ops[static_cast<size_t>(st.op)];
+      const int64_t keep = op.wgrad_keep_bytes;
+      b.kind = StepKind::kInputGrad;
+      b.delta += keep;
+      if (keep != 0 || op.dense_numel + op.moe_numel != 0) {
+        p.weight.push_back({st.op, StepKind::kWeightGrad, op.act_bwd_peak, -keep});
+      }
+    }
+    p.input_grad.push_back(b);
+  }
+  return p;
+}
+
 MemSpan span_of(const std::vector<MemStep>& steps, int repeat) {
   MemSpan s;
   int64_t live = 0;

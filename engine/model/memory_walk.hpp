@@ -9,7 +9,9 @@
 
 namespace simumax::model {
 
-enum class StepKind : uint8_t { kForward, kRecompute, kBackward };
+// kBackward: the op's input and weight gradients back to back; split (zero-bubble schedules), its input gradient
+// (kInputGrad) and, later, its weight gradient (kWeightGrad).
+enum class StepKind : uint8_t { kForward, kRecompute, kBackward, kInputGrad, kWeightGrad };
 
 struct MemStep {
   int op = 0;            // index into the block's ops
@@ -22,6 +24,16 @@ struct BlockProgram {
   std::vector<MemStep> forward;
   std::vector<MemStep> backward;  // recompute steps interleaved, in execution order
 };
+
+// The backward split (zero-bubble schedules): `input_grad` is `backward` step for step (kInputGrad for
+// kBackward), and `weight` the weight gradients in the same op order. An op whose weight gradient runs later
+// keeps what it needs until then (Op::wgrad_keep_bytes): its B frees that much less and its W frees it.
+struct SplitBackward {
+  std::vector<MemStep> input_grad;
+  std::vector<MemStep> weight;
+};
+SplitBackward split_backward(const std::vector<Op>& ops, const BlockProgram& p);
+
 
 // Segments follow SimuMax's recompute statuses: a recomputed op opens one (FIRST) when it is the block's first
 // op, follows a break point, or follows an op that is not recomputed and is followed by one that is; a lone

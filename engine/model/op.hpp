@@ -63,6 +63,10 @@ struct Op {
   int64_t act_fwd_peak = 0;  // transient during forward, above what is live before it
   int64_t act_bwd_peak = 0;  // transient during backward
   int64_t act_in_bytes = 0;  // its inputs (held instead of `act_cache` when it starts a recompute segment)
+  // What its weight gradient keeps from B to W when a schedule defers it (zero-bubble): the input as the wgrad
+  // GEMM reads it (gathered under sequence parallelism) and the output gradient. Set for linear layers, the ops
+  // whose wgrad the zero-bubble implementation defers; zero elsewhere.
+  int64_t wgrad_keep_bytes = 0;
 
   // Parameters held by this rank.
   int64_t dense_numel = 0;

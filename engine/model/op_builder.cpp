@@ -132,6 +132,7 @@ int64_t OpBuilder::linear_col(std::vector<Op>& out, const std::string& name, int
   op.act_cache = rec.cached_inputs ? 0 : ((sp_ && !fp8) ? in_b / tp_ : in_b);
   op.act_fwd_peak = op.act_bwd_peak = in_b + out_b + (st_.use_accm_weight ? 0 : k * n * a);
   op.act_in_bytes = b * s_in * k * a;
+  op.wgrad_keep_bytes = in_b + out_b;
   out.push_back(std::move(op));
   return m;
 }
@@ -162,6 +163,7 @@ int64_t OpBuilder::linear_row(std::vector<Op>& out, const std::string& name, int
   op.act_cache = rec.cached_inputs ? 0 : b * m * k * a;
   op.act_fwd_peak = op.act_bwd_peak = b * m * k * a + b * m * n * e_ + (st_.use_accm_weight ? 0 : k * n * a);
   op.act_in_bytes = b * m * k * a;
+  op.wgrad_keep_bytes = b * m * k * a + b * m * n * e_;  // its output gradient arrives gathered under SP
   out.push_back(std::move(op));
   return s_out;
 }

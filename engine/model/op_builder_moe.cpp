@@ -198,6 +198,7 @@ void OpBuilder::group_linear(std::vector<Op>& out, const std::string& name, bool
   op.act_bwd_peak = in_b + out_b + (st_.fp8 ? nl * k * n * 4 : 0) + (offload ? in_b : 0);
   op.offload_inputs = offload;
   op.act_in_bytes = rows * k * a;  // under fp8 its input is the quantizer's fp8 output
+  op.wgrad_keep_bytes = in_b + out_b;
   op.moe_numel = nl * k * n;
   op.weight_elem_bytes = static_cast<int>(a);
   if (st_.use_fused_grad_accumulation &&
@@ -230,6 +231,7 @@ void OpBuilder::serial_group_linear(std::vector<Op>& out, const std::string& nam
   op.act_cache = nl * mx * k * e_;
   op.act_fwd_peak = nl * mx * k * e_ + mx * n_full * e_;
   op.act_bwd_peak = mx * k * e_ + mx * n_full * e_;
+  op.wgrad_keep_bytes = nl * mx * (k + n_full) * e_;
   op.act_in_bytes = rows * k * e_;
   op.dense_numel = nl * k * n_full;
   op.weight_elem_bytes = static_cast<int>(e_);

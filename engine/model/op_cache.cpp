@@ -10,15 +10,16 @@ config::StrategyConfig op_view(const config::StrategyConfig& st) {
   config::StrategyConfig v = st;
   // The op builder reads neither the pipeline layout (each block's layer index only through "is it among the
   // first recompute_layer_num", which is part of the block key) nor the batch count, ZeRO stage, world and
-  // DP size, straggler model, memory factor, the overlap of DP, pipeline and shared-expert work (applied per
-  // chunk, after the block costs). Ops depend on every other field (TP/CP/EP/ETP sizes, micro-batch size,
-  // sequence, recompute flags, fusion, TE version, ...), and so may block costs (cost::CostCache relies on
-  // this view): tp-comm-overlap stays.
+  // DP size, straggler model, memory factor, pipeline schedule, the overlap of DP, pipeline and shared-expert
+  // work (applied per chunk, after the block costs). Ops depend on every other field (TP/CP/EP/ETP sizes,
+  // micro-batch size, sequence, recompute flags, fusion, TE version, ...), and so may block costs
+  // (cost::CostCache relies on this view): tp-comm-overlap stays.
   v.world_size = 0, v.pp_size = 0, v.micro_batch_num = 0, v.zero_state = 0, v.interleaving_size = 0;
   v.microbatch_group_size_per_vp_stage.reset();
   v.num_layers_in_first_pipeline_stage.reset(), v.num_layers_in_last_pipeline_stage.reset();
   v.account_for_embedding_in_pipeline_split = v.account_for_loss_in_pipeline_split = false;
   v.pp_comm_async = v.enable_straggler_model = v.overlap_grad_reduce = false;
+  v.pipeline_schedule = config::PipelineSchedule::k1F1B;
   v.megatron_overlap_grad_reduce = v.megatron_overlap_param_gather = v.megatron_overlap_p2p_comm = false;
   v.megatron_moe_shared_expert_overlap = false;
   v.sm_contention.reset();

@@ -1,5 +1,7 @@
 #include "tests/cli_runner.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+extern char** environ;
 
 namespace simumax::tests {
 
@@ -55,6 +59,21 @@ CliResult run_program(const std::string& exe, const std::vector<std::string>& ar
 }
 
 CliResult run_cli(const std::vector<std::string>& args) { return run_program(SIMUMAX_CLI, args); }
+
+int spawn_cli(const std::vector<std::string>& args, const std::string& err_path) {
+  std::vector<std::string> all = {SIMUMAX_CLI};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);

@@ -18,6 +18,10 @@ CliResult run_program(const std::string& exe, const std::vector<std::string>& ar
 // run_program of the built simumax-sim. REQUIRES: SIMUMAX_CLI is defined to its path.
 CliResult run_cli(const std::vector<std::string>& args);
 
+// Starts the built simumax-sim with `args` in the background, its stderr to the file `err_path` (stdout kept),
+// and returns its pid (-1 when it could not be started); the caller signals it and waits for it.
+int spawn_cli(const std::vector<std::string>& args, const std::string& err_path);
+
 std::string read_file(const std::string& path);
 
 // The scenario files under <source_root>/scenarios/validation, as paths relative to <source_root>/scenarios, sorted

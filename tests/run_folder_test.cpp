@@ -2,9 +2,7 @@
 // never sit beside a new run's, and nothing that is not ours is touched.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,17 +76,10 @@ TEST(RunFolder, TheUsersPlatformInTheFolderIsKept) {
 // Starts the CLI in the background (stderr to `err`) on the 4,096-GPU SimGrid benchmark, writing into `out`, and
 // returns once its simulation is under way (the generated platform is written just before it starts).
 pid_t start_long_run(const fs::path& out, const std::string& err) {
-  std::vector<std::string> args = {SIMUMAX_CLI, "run", "scenarios/bench/llama3_70b_4096gpu_tp8_pp8_dp64.json",
-                                   "--executor", "sim", "--ranks", "all", "-q", "-o", out.string()};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  EXPECT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
+  const pid_t pid = spawn_cli({"run", "scenarios/bench/llama3_70b_4096gpu_tp8_pp8_dp64.json", "--executor", "sim",
+                               "--ranks", "all", "-q", "-o", out.string()},
+                              err);
+  EXPECT_GT(pid, 0);
   for (int i = 0; i < 300 && !fs::exists(out / "platform.xml"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

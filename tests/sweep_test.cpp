@@ -3,9 +3,7 @@
 // tests/sweep_slurm_test.sh does the same through a real one-node Slurm.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,8 +17,6 @@
 #include <vector>
 
 #include "tests/cli_runner.hpp"
-
-extern char** environ;
 
 namespace simumax::tests {
 namespace {
@@ -137,16 +133,8 @@ TEST(Sweep, ACaseKilledByTheTimeoutIsAFailedRowWhateverItsBatch) {
 TEST(Sweep, InterruptExits130AndStopsItsCases) {
   const fs::path dir = scratch("interrupt");
   const std::string err = (dir / "stderr.txt").string(), out = (dir / "out").string();
-  std::vector<std::string> args = {SIMUMAX_CLI, "sweep", kThousand, "-j", "2", "-o", out};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
+  const pid_t pid = spawn_cli({"sweep", kThousand, "-j", "2", "-o", out}, err);
+  ASSERT_GT(pid, 0);
   // Interrupt once the first cases have finished.
   for (int i = 0; i < 200 && !fs::exists(out + "/cases/c0000/summary.json"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -73,14 +73,20 @@ TEST(ValidationCase, A100CaseFallsBackToV12Prediction) {
   EXPECT_TRUE(v.scenario.system.intra_with_pcie);
 }
 
-// An imported Megatron-LM test: no SimuMax prediction, the peak of the last rank, a machine and features.
-TEST(ValidationCase, ImportedCaseHasNoPredictionAndNamesItsRank) {
-  testing::TempDir dir;
+// A validation case as the Megatron-LM importer writes one: without SimuMax's published or v1.2 predictions.
+Json imported_case_json() {
   Json j = testing::read_json(testing::shared("validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc32.json"));
   j["published_perf_ms"] = nullptr;
   j["published_perf_alloc_gib"] = nullptr;
   j.erase("v12_perf_ms");
   j.erase("v12_alloc_gib");
+  return j;
+}
+
+// An imported Megatron-LM test: no SimuMax prediction, the peak of the last rank, a machine and features.
+TEST(ValidationCase, ImportedCaseHasNoPredictionAndNamesItsRank) {
+  testing::TempDir dir;
+  Json j = imported_case_json();
   j["real_alloc_rank"] = "last";
   j["machine"] = "dgx_h100";
   j["features"] = Json::array({"gelu", "tp1_pp2"});
@@ -99,11 +105,7 @@ TEST(ValidationCase, ImportedCaseHasNoPredictionAndNamesItsRank) {
 // An imported case whose logged peak is a start-up transient: its time is compared, its memory is not.
 TEST(ValidationCase, ImportedCaseMayExcludeItsPeakWithAReason) {
   testing::TempDir dir;
-  Json j = testing::read_json(testing::shared("validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc32.json"));
-  j["published_perf_ms"] = nullptr;
-  j["published_perf_alloc_gib"] = nullptr;
-  j.erase("v12_perf_ms");
-  j.erase("v12_alloc_gib");
+  Json j = imported_case_json();
   j["real_alloc_gib"] = nullptr;
   j["real_alloc_excluded"] = "reached at iteration 1";
   const ValidationCase v = load_validation_case(dir.write("case.json", j), testing::shared_dir());

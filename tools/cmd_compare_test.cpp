@@ -3,6 +3,8 @@
 // are checked against the hand check in engine/report/kineto_trace_test.cpp; here a few are re-read from --json.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -39,7 +41,8 @@ const TraceCase kTraces[] = {
 };
 
 nlohmann::json run_json(const std::vector<std::string>& args, CliResult& r) {
-  const std::string out = ::testing::TempDir() + "compare.json";
+  // Each test process its own file: ctest -j runs these tests side by side.
+  const std::string out = ::testing::TempDir() + "compare_" + std::to_string(::getpid()) + ".json";
   std::vector<std::string> full = args;
   full.push_back("--json");
   full.push_back(out);

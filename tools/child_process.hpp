@@ -11,7 +11,7 @@ namespace simumax::tools {
 
 struct ChildResult {
   int exit_code = -1;      // the child's exit status; 128 + signal when a signal ended it; -1: it did not start
-  bool timed_out = false;  // killed after the timeout
+  bool timed_out = false;  // ran longer than the timeout (killed, or ended after it between two checks)
 };
 
 // Runs `program args...` (a path, or a name looked up in PATH) with stdout to `out_path` and stderr to `err_path`

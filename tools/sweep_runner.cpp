@@ -149,28 +149,29 @@ bool has_result(const std::string& dir) {
   return fs::is_regular_file(dir + "/outcome.txt", ec) || fs::is_regular_file(dir + "/summary.json", ec);
 }
 
-// The case's outcome.txt, or ok when it has a summary.json, or failed with what ended `child` (the process that
-// ran it alone).
+// Failed when `child` (the process that ran it alone) ran over the timeout, even if it finished before it was
+// noticed; else the case's outcome.txt, or ok when it has a summary.json, or failed with what ended `child`.
 Outcome outcome_of(const std::string& dir, const ChildResult& child, double timeout_s) {
   Outcome out;
   std::error_code ec;
-  if (fs::is_regular_file(dir + "/outcome.txt", ec)) {
+  if (child.timed_out) {
+    out.status = "failed";
+    out.error = "timed out after " + seconds_text(timeout_s) + " s (--case-timeout)";
+  } else if (fs::is_regular_file(dir + "/outcome.txt", ec)) {
     std::ifstream in(dir + "/outcome.txt");
     std::getline(in, out.status);
     std::getline(in, out.error);
   } else if (!fs::is_regular_file(dir + "/summary.json", ec)) {
     out.status = "failed";
-    out.error = child.timed_out
-                    ? "timed out after " + seconds_text(timeout_s) + " s (--case-timeout)"
-                    : "exit " + std::to_string(child.exit_code) + ": " + child_error(dir + "/stderr.txt");
+    out.error = "exit " + std::to_string(child.exit_code) + ": " + child_error(dir + "/stderr.txt");
   }
   return out;
 }
 
 // Cases [first, first + count) in one child process: the fast executor's cases take milliseconds, process start-up
 // about as long, so they go in batches; a sim case is alone (one SimGrid engine per process). When a batch dies
-// (a crash, the timeout), each case it left without a result runs again alone, so that a case's row never depends
-// on the batch it fell in (-j, the shards).
+// (a crash) or runs over the timeout, each case it left without a result (every case, after the timeout) runs
+// again alone, so that a case's row never depends on the batch it fell in (-j, the shards).
 std::vector<std::string> run_batch(const config::Sweep& s, const CaseRunner& r, size_t first, size_t count) {
   const std::string cases_dir = r.out_dir + "/cases";
   for (size_t i = first; i < first + count; ++i) {
@@ -184,7 +185,8 @@ std::vector<std::string> run_batch(const config::Sweep& s, const CaseRunner& r, 
   std::vector<std::string> lines;
   for (size_t i = first; i < first + count; ++i) {
     const std::string dir = case_dir(cases_dir, s, i);
-    const ChildResult alone = count > 1 && !has_result(dir) ? spawn_cases(s, r, i, 1) : batch;
+    // A batch over the timeout is run again case by case: each case's row depends on its own run time.
+    const ChildResult alone = count > 1 && (batch.timed_out || !has_result(dir)) ? spawn_cases(s, r, i, 1) : batch;
     lines.push_back(report::record_line(case_row(s, i, dir, outcome_of(dir, alone, r.case_timeout_s))));
   }
   return lines;

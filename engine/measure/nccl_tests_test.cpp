@@ -104,6 +104,13 @@ double engine_busbw(const config::SystemConfig& sys, const NcclTestsTable& t, co
   return static_cast<double>(r.bytes) * bus_factor(t.coll, t.ranks) / s / 1e9;
 }
 
+// `sys` with case `c`'s table `t` fitted into its tier (every row a point, the line from c.min_bytes up).
+config::SystemConfig fitted_to(const config::SystemConfig& sys, const FitCase& c, const NcclTestsTable& t) {
+  std::vector<CollectivePoint> points;
+  for (const auto& r : t.rows) points.push_back({r.bytes, t.ranks, r.time_us, c.file});
+  return with_fit(sys, fit_collective(sys, c.tier, t.coll, points, c.min_bytes));
+}
+
 // The fitted system, through the engine's own collective formula, gives back the busbw nccl-tests printed: within
 // 1 %, or half a unit of the last printed digit where that is more (0.23 GB/s is 0.225-0.235).
 TEST(NetFit, FittedSystemReproducesThePrintedBusBandwidthWithin1Percent) {
@@ -111,10 +118,7 @@ TEST(NetFit, FittedSystemReproducesThePrintedBusBandwidthWithin1Percent) {
   for (const FitCase& c : kFitCases) {
     SCOPED_TRACE(std::string(c.file) + " from " + std::to_string(c.min_bytes) + " B");
     const auto t = read_nccl_tests(data(c.file), {"all_reduce", 0, false});
-    std::vector<CollectivePoint> points;
-    for (const auto& r : t.rows) points.push_back({r.bytes, t.ranks, r.time_us, c.file});
-    const NetFit fit = fit_collective(sys, c.tier, t.coll, points, c.min_bytes);
-    const config::SystemConfig fitted = with_fit(sys, fit);
+    const config::SystemConfig fitted = fitted_to(sys, c, t);
     for (const auto& r : t.rows) {
       const double busbw = engine_busbw(fitted, t, r, c.tier, config::Fidelity::kMegatron);
       EXPECT_LE(std::abs(busbw / r.busbw_gbs - 1), std::max(0.01, 0.005 / r.busbw_gbs)) << r.bytes << " B";
@@ -130,10 +134,7 @@ TEST(NetFit, TwoParameterLineAloneStaysInItsMeasuredBand) {
   for (const FitCase& c : kFitCases) {
     SCOPED_TRACE(std::string(c.file) + " from " + std::to_string(c.min_bytes) + " B");
     const auto t = read_nccl_tests(data(c.file), {"all_reduce", 0, false});
-    std::vector<CollectivePoint> points;
-    for (const auto& r : t.rows) points.push_back({r.bytes, t.ranks, r.time_us, c.file});
-    const NetFit fit = fit_collective(sys, c.tier, t.coll, points, c.min_bytes);
-    const config::SystemConfig fitted = with_fit(sys, fit);
+    const config::SystemConfig fitted = fitted_to(sys, c, t);
     double worst = 0;
     for (const auto& r : t.rows) {
       if (r.bytes < c.min_bytes) continue;

@@ -90,20 +90,27 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
   barrier.group = b_.group(everyone);
   barrier.rank = 0;
   b_.append(barrier);
-  for (size_t stage = 0; stage < sets.size(); ++stage) {
+  // Per stage: the gradients' reduction, then the optimizer and the parameters' gather. Megatron's
+  // finalize_model_grads reduces every DP bucket, then all-reduces the shared word-embedding gradient between the
+  // first and the last stage; the optimizer follows. With that all-reduce, every stage's reduction comes first.
+  const auto reduce = [&](size_t stage) {
+    if (overlap_rs) return;
     const auto& cc = c_.chunks[m_.chunk_of_stage[stage]];
     const auto& d = cc.dense_dp;
     const auto& e = cc.moe_dp;
-    if (!overlap_rs) {
-      for (const auto& g : groups[stage].dense) {
-        append_buckets(b_, g, d.all_reduce_buckets, d.all_reduce, "dp.all_reduce grads", net, merge);
-        append_buckets(b_, g, d.reduce_scatter_buckets, d.reduce_scatter, "dp.reduce_scatter grads", net, merge);
-      }
-      for (const auto& g : groups[stage].expert) {
-        append_buckets(b_, g, e.all_reduce_buckets, e.all_reduce, "edp.all_reduce grads", net, merge);
-        append_buckets(b_, g, e.reduce_scatter_buckets, e.reduce_scatter, "edp.reduce_scatter grads", net, merge);
-      }
+    for (const auto& g : groups[stage].dense) {
+      append_buckets(b_, g, d.all_reduce_buckets, d.all_reduce, "dp.all_reduce grads", net, merge);
+      append_buckets(b_, g, d.reduce_scatter_buckets, d.reduce_scatter, "dp.reduce_scatter grads", net, merge);
     }
+    for (const auto& g : groups[stage].expert) {
+      append_buckets(b_, g, e.all_reduce_buckets, e.all_reduce, "edp.all_reduce grads", net, merge);
+      append_buckets(b_, g, e.reduce_scatter_buckets, e.reduce_scatter, "edp.reduce_scatter grads", net, merge);
+    }
+  };
+  const auto update = [&](size_t stage) {
+    const auto& cc = c_.chunks[m_.chunk_of_stage[stage]];
+    const auto& d = cc.dense_dp;
+    const auto& e = cc.moe_dp;
     Task opt;
     opt.kind = TaskKind::kOptimizer;
     opt.pass = Pass::kStep;
@@ -122,6 +129,24 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
       for (const auto& g : groups[stage].expert) {
         append_buckets(b_, g, e.all_gather_buckets, e.all_gather, "edp.all_gather params", net, merge);
       }
+    }
+  };
+  if (c_.embedding_grads.seconds > 0 && sets.size() > 1) {
+    for (size_t stage = 0; stage < sets.size(); ++stage) reduce(stage);
+    // One 2-member group per (replica, TP lane): the same position on the first and the last stage.
+    const auto& first = sets.front();
+    const auto& last = sets.back();
+    for (size_t i = 0; i < first.size() && i < last.size(); ++i) {
+      for (size_t t = 0; t < first[i].size() && t < last[i].size(); ++t) {
+        append_buckets(b_, {first[i][t], last[i][t]}, 1, c_.embedding_grads, "embedding.all_reduce grads", net,
+                       false);
+      }
+    }
+    for (size_t stage = 0; stage < sets.size(); ++stage) update(stage);
+  } else {
+    for (size_t stage = 0; stage < sets.size(); ++stage) {
+      reduce(stage);
+      update(stage);
     }
   }
 }

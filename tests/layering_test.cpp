@@ -13,8 +13,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kStages = {"common", "config",   "model",  "cost",   "graph",
-                                          "platform", "executor", "memory", "report", "search", "calibrate",
-                                          "measure"};
+                                          "platform", "executor", "memory", "report", "search", "measure",
+                                          "calibrate"};
 
 int stage_index(const std::string& s) {
   for (size_t i = 0; i < kStages.size(); ++i) {

@@ -351,8 +351,9 @@ std::function<int()> add_calibrate(CLI::App& app) {
   sub->add_option("cases", args->paths, "validation case files or folders (schema: shared/validation/README.md)");
   sub->add_option("--trace", args->traces, "a real PyTorch profiler trace (.json/.json.gz, record_shapes=True): "
                                            "learn each GEMM and attention shape's efficiency into --system's "
-                                           "matmul and sdp tables, and each collective's bus bandwidth into its "
-                                           "network tier (repeatable)");
+                                           "matmul and sdp tables, and each collective's bus bandwidth per group "
+                                           "and size into measured_collectives and its network tier's line "
+                                           "(repeatable)");
   sub->add_option("--system", args->system, "with --trace: the base system config the learnt entries go into");
   sub->add_option("--kernel-classes", args->kernel_classes, "with --trace: the kernel class table (default: as "
                                                             "compare's)");

@@ -19,9 +19,11 @@ namespace simumax::measure {
 // - a grouped key "ng, M (tokens per expert), N (out features), K (in features), stage" is ng GEMMs of the same
 //   three passes: fwd TN (m = N, n = M, k = K), bwd_grad_act NN (m = K, n = M, k = N), bwd_grad_w NT with
 //   accumulate (m = K, n = N, k = M);
-// - fp8 with per-tensor scaling runs TN below sm 100 and at sm 12x (TE's CanonicalizeGemmInput uses the
-//   transposed "column-wise" copy, since those cuBLASLt fp8 kernels are TN only; nvte_is_non_tn_fp8_gemm_supported),
-//   and in the key's own layout on sm 100-119 and >= 130.
+// - fp8 with per-tensor scaling runs TN below sm 100 and at sm 12x, and in the key's own layout on sm 100-119 and
+//   >= 130: the cuBLAS documentation's cublasLtMatmul() FP8 requirements say "A must be transposed and B
+//   non-transposed (the TN format)" for Ada and Hopper, and TE's CanonicalizeGemmInput (cublaslt_gemm.cu) then
+//   hands cuBLASLt the transposed "column-wise" copy of an operand, with nvte_is_non_tn_fp8_gemm_supported()
+//   (transformer_engine.cpp) true on exactly those newer GPUs.
 // Throws common::UsageError for a shape that is not a GEMM or whose key lacks a field.
 GemmProblem gemm_problem(const Shape& s, int sm);
 

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -146,43 +148,34 @@ class Graph {
     set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &math);
     if (axis >= 0) set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis);
     ok(api().finalize(pw), "pointwise descriptor");
-    Desc op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
-    set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
-    if (b) set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
-    if (t) set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, t);
-    set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-    add(op, "pointwise operation");
+    operation(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR,
+              {{CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw}, {CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x},
+               {CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b}, {CUDNN_ATTR_OPERATION_POINTWISE_TDESC, t},
+               {CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y}},
+              "pointwise operation");
   }
   void reduction(cudnnReduceTensorOp_t mode, Desc x, Desc y) {
     Desc r = make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-    const cudnnDataType_t math = CUDNN_DATA_FLOAT;
     set(r, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode);
-    set(r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &math);
+    set(r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &kFloat);
     ok(api().finalize(r), "reduction descriptor");
-    Desc op = make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, r);
-    set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
-    set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
-    add(op, "reduction operation");
+    operation(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR,
+              {{CUDNN_ATTR_OPERATION_REDUCTION_DESC, r}, {CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x},
+               {CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y}},
+              "reduction operation");
   }
   void matmul(Desc a, Desc b, Desc c) {
     Desc m = make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-    const cudnnDataType_t math = CUDNN_DATA_FLOAT;
-    set(m, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &math);
+    set(m, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &kFloat);
     ok(api().finalize(m), "matmul descriptor");
-    Desc op = make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, m);
-    set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
-    set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
-    set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
-    add(op, "matmul operation");
+    operation(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
+              {{CUDNN_ATTR_OPERATION_MATMUL_DESC, m}, {CUDNN_ATTR_OPERATION_MATMUL_ADESC, a},
+               {CUDNN_ATTR_OPERATION_MATMUL_BDESC, b}, {CUDNN_ATTR_OPERATION_MATMUL_CDESC, c}},
+              "matmul operation");
   }
   void reshape(Desc x, Desc y) {
-    Desc op = make(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
-    set_desc(op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x);
-    set_desc(op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y);
-    add(op, "reshape operation");
+    operation(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR,
+              {{CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x}, {CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y}}, "reshape operation");
   }
 
   // Finalizes the graph and returns the first engine configuration of heuristic mode A that cuDNN can build a
@@ -227,7 +220,15 @@ class Graph {
   }
 
  private:
-  void add(Desc op, const char* what) {
+  static constexpr cudnnDataType_t kFloat = CUDNN_DATA_FLOAT;  // every reduction and matmul accumulates in fp32
+
+  // An operation with its inputs and outputs (a null one is left unset), finalized and added to the graph.
+  void operation(cudnnBackendDescriptorType_t type,
+                 std::initializer_list<std::pair<cudnnBackendAttributeName_t, Desc>> descs, const char* what) {
+    Desc op = make(type);
+    for (const auto& [name, d] : descs) {
+      if (d) set_desc(op, name, d);
+    }
     ok(api().finalize(op), what);
     ops_.push_back(op);
   }

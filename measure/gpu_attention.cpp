@@ -352,6 +352,49 @@ void backward_graph(Graph& g, const AttentionProblem& a) {
   g.pointwise(CUDNN_POINTWISE_IDENTITY, dq_accum, nullptr, nullptr, dqt);
 }
 
+void build_graph(Graph& g, const AttentionProblem& a) {
+  if (a.backward) {
+    backward_graph(g, a);
+  } else {
+    forward_graph(g, a);
+  }
+}
+
+// The device buffers and host scalars of one call, by variant-pack uid.
+class Buffers {
+ public:
+  explicit Buffers(const AttentionProblem& a) : scale_(1.0f / std::sqrt(static_cast<float>(a.d_qk))) {
+    const size_t bf16 = 2, fp32 = 4;
+    const size_t q = static_cast<size_t>(a.batch * a.heads * a.seq * a.d_qk) * bf16;
+    const size_t k = static_cast<size_t>(a.batch * a.kv_heads * a.seq * a.d_qk) * bf16;
+    const size_t v = static_cast<size_t>(a.batch * a.kv_heads * a.seq * a.d_v) * bf16;
+    const size_t o = static_cast<size_t>(a.batch * a.heads * a.seq * a.d_v) * bf16;
+    const size_t rows = static_cast<size_t>(a.batch * a.heads * a.seq) * fp32;
+    for (auto [uid, bytes] : {std::pair<int64_t, size_t>{kQ, q}, {kK, k}, {kV, v}, {kO, o}, {kStats, rows}}) {
+      device(uid, bytes);
+    }
+    if (a.backward) {
+      for (auto [uid, bytes] : {std::pair<int64_t, size_t>{kDO, o}, {kDQ, q}, {kDK, k}, {kDV, v},
+                                {kSoftmaxSum, rows}, {kDQAccum, q * 2}}) {
+        device(uid, bytes);
+      }
+      host(kOne, &one_);
+    }
+    host(kScale, &scale_), host(kNegInf, &neg_inf_);
+  }
+  std::vector<int64_t> uids;
+  std::vector<void*> pointers;
+
+ private:
+  void device(int64_t uid, size_t bytes) {
+    owned_.push_back(std::make_unique<DeviceBuffer>(bytes));
+    uids.push_back(uid), pointers.push_back(owned_.back()->p);
+  }
+  void host(int64_t uid, float* value) { uids.push_back(uid), pointers.push_back(value); }
+  std::vector<std::unique_ptr<DeviceBuffer>> owned_;
+  float scale_, neg_inf_ = -std::numeric_limits<float>::infinity(), one_ = 1.0f;
+};
+
 }  // namespace
 
 std::string attention_unavailable() { return api().missing; }
@@ -360,11 +403,7 @@ std::string attention_graph_refusal(const AttentionProblem& a) {
   if (!api().missing.empty()) return api().missing;
   try {
     Graph g;
-    if (a.backward) {
-      backward_graph(g, a);
-    } else {
-      forward_graph(g, a);
-    }
+    build_graph(g, a);
   } catch (const Refused& e) {
     return e.what();
   }
@@ -374,21 +413,7 @@ std::string attention_graph_refusal(const AttentionProblem& a) {
 Timing time_attention(const AttentionProblem& a, const TimingOptions& o) {
   if (!api().missing.empty()) throw UsageError("attention: " + api().missing);
   ensure_fits(attention_bytes(a), "attention '" + a.label + "'");
-  const size_t bf16 = 2, fp32 = 4;
-  const size_t q_b = static_cast<size_t>(a.batch * a.heads * a.seq * a.d_qk) * bf16;
-  const size_t k_b = static_cast<size_t>(a.batch * a.kv_heads * a.seq * a.d_qk) * bf16;
-  const size_t v_b = static_cast<size_t>(a.batch * a.kv_heads * a.seq * a.d_v) * bf16;
-  const size_t o_b = static_cast<size_t>(a.batch * a.heads * a.seq * a.d_v) * bf16;
-  const size_t row_b = static_cast<size_t>(a.batch * a.heads * a.seq) * fp32;
-  DeviceBuffer q(q_b), k(k_b), v(v_b), out(o_b), stats(row_b);
-  std::unique_ptr<DeviceBuffer> d_o, dq, dk, dv, softmax_sum, dq_accum;
-  if (a.backward) {
-    d_o = std::make_unique<DeviceBuffer>(o_b), dq = std::make_unique<DeviceBuffer>(q_b);
-    dk = std::make_unique<DeviceBuffer>(k_b), dv = std::make_unique<DeviceBuffer>(v_b);
-    softmax_sum = std::make_unique<DeviceBuffer>(row_b), dq_accum = std::make_unique<DeviceBuffer>(q_b * 2);
-  }
-  float scale = 1.0f / std::sqrt(static_cast<float>(a.d_qk)), neg_inf = -std::numeric_limits<float>::infinity(),
-        unit = 1.0f;
+  Buffers buffers(a);
   cudnnHandle_t handle = nullptr;
   if (const cudnnStatus_t st = api().create(&handle); st != CUDNN_STATUS_SUCCESS) {
     throw UsageError(std::string("cuDNN: cudnnCreate failed: ") + api().error_string(st));
@@ -396,23 +421,13 @@ Timing time_attention(const AttentionProblem& a, const TimingOptions& o) {
   Timing t;
   try {
     Graph g;
-    if (a.backward) {
-      backward_graph(g, a);
-    } else {
-      forward_graph(g, a);
-    }
+    build_graph(g, a);
     int64_t workspace_bytes = 0;
     Desc plan = g.plan(handle, workspace_bytes);
     ensure_fits(static_cast<size_t>(workspace_bytes), "attention '" + a.label + "' (cuDNN workspace)");
     DeviceBuffer workspace(static_cast<size_t>(workspace_bytes));
-    std::vector<int64_t> uids = {kQ, kK, kV, kO, kStats, kScale, kNegInf};
-    std::vector<void*> ptrs = {q.p, k.p, v.p, out.p, stats.p, &scale, &neg_inf};
-    if (a.backward) {
-      for (auto [uid, ptr] : {std::pair<int64_t, void*>{kDO, d_o->p}, {kDQ, dq->p}, {kDK, dk->p}, {kDV, dv->p},
-                              {kOne, &unit}, {kSoftmaxSum, softmax_sum->p}, {kDQAccum, dq_accum->p}}) {
-        uids.push_back(uid), ptrs.push_back(ptr);
-      }
-    }
+    std::vector<int64_t>& uids = buffers.uids;
+    std::vector<void*>& ptrs = buffers.pointers;
     Desc pack = g.make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
     g.set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, static_cast<int64_t>(uids.size()), uids.data());
     g.set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, static_cast<int64_t>(ptrs.size()),

@@ -28,6 +28,8 @@ if [ -x "$sim" ]; then
   "$sim" run "$out/scenario.json" -o "$out/run" > /dev/null || fail "simumax-sim run with the imported system exited $?"
 fi
 
+"$bin" run --help | grep -q -- '--skip-attention' || fail "run --help lacks --skip-attention"
+
 # Bad input: one line, exit 2.
 expect_error() {
   code=$1; shift

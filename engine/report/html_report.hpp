@@ -26,6 +26,24 @@ struct HtmlReportOptions {
 // Same files and options -> byte-identical page.
 std::string html_report(const std::string& dir, const HtmlReportOptions& options);
 
+// One side of a what-if: a run's output folder and the name the page gives it.
+struct WhatIfRun {
+  std::string dir;
+  std::string label;
+};
+
+// A what-if of two runs (`simumax-sim report DIR_A DIR_B`): the same sections as html_report for each run, side
+// by side (the summary as one table with B − A, the timelines and memory curves on one time axis, the busiest
+// links of each), and the fields in which the two differ besides the platform (the page says so and draws the
+// rest all the same). A search's or compare's part of a folder is not drawn.
+// REQUIRES: nothing; throws common::ConfigError(dir, "", ...) naming the folder and the missing file when a folder
+// is not a run output (no summary.json), and as html_report for a file that is not what simumax-sim writes.
+// Same folders, labels and options -> byte-identical page.
+std::string html_whatif_report(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options);
+
+// The what-if page's data (what html_whatif_report inlines): for tests.
+std::string whatif_data_json(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options);
+
 // The page of `simumax-sim serve`: the report's template and scripts with web/app.js, and no data (the app
 // fetches it from the server).
 std::string html_app_page();

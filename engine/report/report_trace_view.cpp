@@ -10,6 +10,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/report/chrome_trace_reader.hpp"
+#include "engine/report/interval_set.hpp"
 #include "engine/report/report_views.hpp"
 
 namespace simumax::report::html {
@@ -81,6 +82,7 @@ class TraceCollector {
     double end_us = 0;
     for (const Slice& s : slices_) end_us = std::max(end_us, s.ts_us + s.dur_us);
     const size_t total = slices_.size();
+    Json comm = comm_by_rank(order);  // from every slice, before decimation merges any
     const double merge_below_us = decimate(max_slices, end_us);
 
     Json lanes = Json::array();
@@ -115,6 +117,7 @@ class TraceCollector {
             {"names", names_},
             {"slices", std::move(cols)},
             {"end_us", end_us},
+            {"comm", std::move(comm)},
             {"total_slices", total},
             {"shown_slices", slices_.size()},
             {"merge_below_us", merge_below_us}};
@@ -146,6 +149,28 @@ class TraceCollector {
       return x.pid != y.pid ? x.pid < y.pid : key(x) < key(y);
     });
     return order;
+  }
+
+  // Per traced rank: its communication time (the union of its comm slices) and the part of it exposed, i.e.
+  // with no compute slice (forward, backward, recompute, optimizer) running on any of the rank's lanes: the
+  // definition compare uses for a real trace (step_breakdown.hpp). Columns, by rank.
+  Json comm_by_rank(const std::vector<uint32_t>& order) const {
+    std::map<int64_t, std::pair<std::vector<Interval>, std::vector<Interval>>> by_rank;  // rank -> (comm, compute)
+    for (const Slice& s : slices_) {
+      const bool is_comm = s.kind >= 3 && s.kind <= 7, is_compute = s.kind <= 2 || s.kind == 8;
+      if (!is_comm && !is_compute) continue;
+      auto& [comm, compute] = by_rank[lanes_[order[s.lane]].pid];
+      (is_comm ? comm : compute).push_back({s.ts_us, s.ts_us + s.dur_us});
+    }
+    Json ranks = Json::array(), comm_us = Json::array(), exposed_us = Json::array();
+    for (auto& [rank, lists] : by_rank) {
+      const std::vector<Interval> comm = merge_intervals(std::move(lists.first));
+      const std::vector<Interval> compute = merge_intervals(std::move(lists.second));
+      ranks.push_back(rank);
+      comm_us.push_back(std::round(covered_length(comm) * 1000) / 1000);  // 1 ns, as the slices' lengths
+      exposed_us.push_back(std::round(uncovered_length(comm, compute) * 1000) / 1000);
+    }
+    return {{"rank", std::move(ranks)}, {"comm_us", std::move(comm_us)}, {"exposed_us", std::move(exposed_us)}};
   }
 
   // Merges runs of short slices of one kind on one lane (each shorter than w, gaps shorter than w): w doubles

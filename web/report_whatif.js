@@ -109,7 +109,13 @@
         endUs: endUs, view: view, peers: peers });
     });
     // Memory curves in two columns (A left, B right), on one time axis and one memory scale.
-    const peak = Math.max(...W.runs.map((r) => (r.memory ? Math.max(0, ...r.memory.ranks.map((k) => k.peak_allocated_bytes)) : 0)));
+    // The scale's top as each run's own page would take it (the GPU's memory when near the peak), the larger one.
+    const top = (r) => {
+      if (!r.memory) return 0;
+      const peak = Math.max(0, ...r.memory.ranks.map((k) => k.peak_allocated_bytes)), gpu = r.summary.gpu_memory_bytes;
+      return Math.max(peak * 1.05, gpu && gpu < peak * 1.6 ? gpu * 1.02 : 0);
+    };
+    const yMaxBytes = Math.max(...W.runs.map(top));
     const pair = el('div', { class: 'whatif-pair', id: 'whatif-memory' });
     s.parentNode.appendChild(pair);
     const into = R.into;
@@ -117,7 +123,7 @@
       W.runs.forEach((r, i) => {
         R.into = pair.appendChild(el('div', { class: 'whatif-column' }));
         if (r.memory) R.drawMemory(r.memory, r.summary, endUs, { id: 'memory-' + ids[i], title: 'Memory over the step: ' + L[i],
-          yMaxBytes: peak * 1.05, prefix: ids[i] + '-' });
+          yMaxBytes: yMaxBytes, prefix: ids[i] + '-' });
       });
     } finally {
       R.into = into;

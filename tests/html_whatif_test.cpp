@@ -82,13 +82,31 @@ TEST(HtmlWhatIf, TwoSystemsGiveBothRunsStepTimesAsTheirSummaryJsonAndTheSameScen
   EXPECT_GT(step[1], step[0]);  // half the bandwidth: slower
   EXPECT_EQ(d["differences"]["scenario"], Json::array());  // the same scenario: no warning on the page
   // A label for each side, and the same page of the two swapped.
-  ASSERT_EQ(run_cli({"report", w.b.string(), w.a.string(), "--label", "A=NVLink 450 GB/s", "--label", "B=NVLink 900 GB/s",
-                     "-o", (out / "swapped.html").string(), "-q"})
+  ASSERT_EQ(run_cli({"report", w.b.string(), w.a.string(), "--label", "A=NVLink 450 GB/s", "--label",
+                     "B=NVLink 900 GB/s</script><b>", "-o", (out / "swapped.html").string(), "-q"})
                 .exit_code,
             0);
-  const Json s = page_data(read_file(out / "swapped.html"))["whatif"];
-  EXPECT_EQ(s["labels"], Json::array({"NVLink 450 GB/s", "NVLink 900 GB/s"}));
+  const std::string swapped = read_file(out / "swapped.html");
+  EXPECT_EQ(swapped.find("</script><b>"), std::string::npos);  // a label is text: escaped in the title and data
+  const Json s = page_data(swapped)["whatif"];
+  EXPECT_EQ(s["labels"], Json::array({"NVLink 450 GB/s", "NVLink 900 GB/s</script><b>"}));
   EXPECT_EQ(s["runs"][0]["summary"]["step_time_ms"].get<double>(), step[1]);
+}
+
+// The exposed communication the what-if table shows, on a trace made by hand: rank 0 computes 0-10 µs while its
+// DP all-reduce runs 5-20 µs (15 µs of communication, 10 exposed); rank 1 only communicates, twice over 0-4 µs.
+TEST(HtmlWhatIf, ExposedCommunicationIsTheRanksCommWithNoComputeOnTheRank) {
+  const fs::path dir = scratch("exposed");
+  fs::create_directories(dir);
+  fs::copy_file(two_systems().a / "summary.json", dir / "summary.json");
+  std::ofstream(dir / "trace.json") << R"({"traceEvents": [
+    {"ph": "X", "pid": 0, "tid": 0, "name": "fwd", "ts": 0, "dur": 10, "cat": "compute", "args": {"pass": "forward"}},
+    {"ph": "X", "pid": 0, "tid": 6, "name": "ar", "ts": 5, "dur": 15, "cat": "dp_comm"},
+    {"ph": "X", "pid": 1, "tid": 6, "name": "ar", "ts": 0, "dur": 4, "cat": "dp_comm"},
+    {"ph": "X", "pid": 1, "tid": 5, "name": "send", "ts": 1, "dur": 2, "cat": "pp_comm"}]})";
+  ASSERT_EQ(run_cli({"report", dir.string(), "-q"}).exit_code, 0);
+  const Json comm = page_data(read_file(dir / "report.html"))["timeline"]["comm"];
+  EXPECT_EQ(comm, Json({{"rank", {0, 1}}, {"comm_us", {15.0, 4.0}}, {"exposed_us", {10.0, 4.0}}}));
 }
 
 TEST(HtmlWhatIf, RunsOfTwoScenariosAreShownWithTheFieldsInWhichTheyDiffer) {

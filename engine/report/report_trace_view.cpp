@@ -29,6 +29,8 @@ Json compact(double v) {
 const char* const kKinds[] = {"forward", "backward",    "recompute", "tp comm",   "cp comm", "ep comm",
                               "pp send/recv", "dp comm", "optimizer", "sync", "other"};
 constexpr uint8_t kOther = 10;
+constexpr uint8_t kFirstComm = 3, kLastComm = 7;  // tp comm .. dp comm
+constexpr uint8_t kOptimizer = 8;
 
 uint8_t kind_of(const ChromeEvent& e) {
   static const std::pair<const char*, uint8_t> by_cat[] = {{"tp_comm", 3},   {"cp_comm", 4},   {"ep_comm", 5},
@@ -157,7 +159,8 @@ class TraceCollector {
   Json comm_by_rank(const std::vector<uint32_t>& order) const {
     std::map<int64_t, std::pair<std::vector<Interval>, std::vector<Interval>>> by_rank;  // rank -> (comm, compute)
     for (const Slice& s : slices_) {
-      const bool is_comm = s.kind >= 3 && s.kind <= 7, is_compute = s.kind <= 2 || s.kind == 8;
+      const bool is_comm = s.kind >= kFirstComm && s.kind <= kLastComm;
+      const bool is_compute = s.kind < kFirstComm || s.kind == kOptimizer;  // forward, backward, recompute
       if (!is_comm && !is_compute) continue;
       auto& [comm, compute] = by_rank[lanes_[order[s.lane]].pid];
       (is_comm ? comm : compute).push_back({s.ts_us, s.ts_us + s.dur_us});

@@ -222,9 +222,10 @@ TEST(HtmlReportBrowser, WhatIfOfTwoPlatformsDrawsBothTimelinesOnOneAxisAndBothSt
     EXPECT_DOUBLE_EQ(std::stod(attr(dom, step, "data-step-time-ms")), summary["step_time_ms"].get<double>()) << side;
     const std::string timeline = "<section id=\"timeline-" + id + "\"[^>]*>";
     EXPECT_EQ(attr(dom, timeline, "data-lanes"), std::to_string(trace_lanes(dirs[i] / "trace.json"))) << side;
-    EXPECT_EQ(attr(dom, "<section id=\"memory-" + id + "\"[^>]*>", "data-ranks"), std::to_string(summary["stages"].size()));
+    const size_t stages = summary["stages"].size();
+    EXPECT_EQ(attr(dom, "<section id=\"memory-" + id + "\"[^>]*>", "data-ranks"), std::to_string(stages));
     EXPECT_NE(dom.find("<section id=\"links-" + id + "\">"), std::string::npos) << side;
-    EXPECT_EQ(all_tags(dom, "<span[^>]*data-run=\"" + side + "\"[^>]*data-fits=[^>]*>").size(), summary["stages"].size());
+    EXPECT_EQ(all_tags(dom, "<span[^>]*data-run=\"" + side + "\"[^>]*data-fits=[^>]*>").size(), stages);
   }
   // One time axis: both end where the longer step does.
   for (const char* id : {"a", "b"}) {

@@ -52,6 +52,7 @@ TEST(HtmlWhatIf, TwoSystemsGiveBothRunsStepTimesAsTheirSummaryJsonAndTheSameScen
   const CliResult r = run_cli({"report", w.a.string(), w.b.string(), "-o", (out / "whatif.html").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "wrote " + (out / "whatif.html").string() + "\n");
+  EXPECT_EQ(r.err, "");  // the same scenario: no note
   const std::string page = read_file(out / "whatif.html");
   ASSERT_EQ(run_cli({"report", w.a.string(), w.b.string(), "-o", (out / "again.html").string(), "-q"}).exit_code, 0);
   EXPECT_EQ(page, read_file(out / "again.html"));  // deterministic
@@ -119,8 +120,12 @@ TEST(HtmlWhatIf, RunsOfTwoScenariosAreShownWithTheFieldsInWhichTheyDiffer) {
   fs::create_directories(dir);
   std::ofstream(dir / "tp2.json") << scenario.dump();
   ASSERT_EQ(run_cli({"run", (dir / "tp2.json").string(), "-q", "-o", (dir / "run").string()}).exit_code, 0);
-  const CliResult r = run_cli({"report", w.a.string(), (dir / "run").string(), "-o", (dir / "w.html").string(), "-q"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;  // still drawn: the page says what differs
+  const CliResult r = run_cli({"report", w.a.string(), (dir / "run").string(), "-o", (dir / "w.html").string(),
+                               "--label", "B=tp2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;  // still drawn: the page says what differs, and so does the CLI
+  EXPECT_EQ(r.err, "note: the two runs differ in more than the platform (the page says so): parallel/dp "
+                   "(full-bandwidth: 4, tp2: 2); parallel/tp (full-bandwidth: 1, tp2: 2); batch/global_batch_size "
+                   "(full-bandwidth: 32, tp2: 16)\n");
   const Json d = page_data(read_file(dir / "w.html"))["whatif"];
   std::set<std::string> fields;
   for (const Json& f : d["differences"]["scenario"]) fields.insert(f["field"].get<std::string>());

@@ -56,6 +56,12 @@ int do_report(const ReportArgs& a) {
   } else {
     const std::vector<report::WhatIfRun> runs = whatif_runs(a);
     report::write_file_atomically(out, report::html_whatif_report(runs[0], runs[1], a.options));
+    const std::vector<std::string> differ = report::whatif_scenario_differences(runs[0], runs[1]);
+    if (!differ.empty() && !a.quiet) {
+      std::cerr << "note: the two runs differ in more than the platform (the page says so):";
+      for (size_t i = 0; i < differ.size(); ++i) std::cerr << (i ? "; " : " ") << differ[i];
+      std::cerr << "\n";
+    }
   }
   if (!a.quiet) std::cout << "wrote " << out << "\n";
   return 0;

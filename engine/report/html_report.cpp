@@ -84,7 +84,9 @@ html::Json whatif_data(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportO
   html::Json runs = html::Json::array();
   for (const WhatIfRun* r : {&a, &b}) {
     std::error_code ec;
-    if (!fs::is_directory(r->dir, ec)) throw common::ConfigError(r->dir, "", "not a folder (expected a run output folder)");
+    if (!fs::is_directory(r->dir, ec)) {
+      throw common::ConfigError(r->dir, "", "not a folder (expected a run output folder)");
+    }
     if (!has(r->dir, "summary.json")) {
       throw common::ConfigError(r->dir, "", "has no summary.json: not a run output folder (a what-if compares two "
                                             "folders `simumax-sim run` wrote)");
@@ -106,6 +108,25 @@ std::string report_data_json(const std::string& dir, const HtmlReportOptions& op
   return report_data(dir, options).dump();
 }
 
+std::vector<std::string> whatif_scenario_differences(const WhatIfRun& a, const WhatIfRun& b) {
+  for (const WhatIfRun* r : {&a, &b}) {
+    if (!has(r->dir, "summary.json")) {
+      throw common::ConfigError(r->dir, "", "has no summary.json: not a run output folder");
+    }
+  }
+  const html::Json d = html::whatif_differences(html::read_json_doc(at(a.dir, "summary.json")),
+                                                html::read_json_doc(at(b.dir, "summary.json")));
+  std::vector<std::string> out;
+  const auto text = [](const html::Json& v) {
+    return v.is_null() ? std::string("none") : v.is_string() ? v.get<std::string>() : v.dump();
+  };
+  for (const html::Json& f : d["scenario"]) {
+    out.push_back(f["field"].get<std::string>() + " (" + a.label + ": " + text(f["a"]) + ", " + b.label + ": " +
+                  text(f["b"]) + ")");
+  }
+  return out;
+}
+
 std::string whatif_data_json(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options) {
   return whatif_data(a, b, options).dump();
 }
@@ -118,8 +139,8 @@ std::string page_of(const std::string& title, const std::string& data, const std
   fill(page, "@TITLE@", escape_html(title));
   fill(page, "/*@CSS@*/", web::kReportCss);
   fill(page, "@DATA@", script_safe(data));
-  fill(page, "/*@JS@*/", std::string(web::kReportJs) + "\n" + web::kReportCompareJs + "\n" + web::kReportWhatIfJs + "\n" +
-                             web::kReportChartsJs + "\n" +
+  fill(page, "/*@JS@*/", std::string(web::kReportJs) + "\n" + web::kReportCompareJs + "\n" + web::kReportWhatIfJs +
+                             "\n" + web::kReportChartsJs + "\n" +
                              extra_js);
   return page;
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace simumax::report {
 
@@ -40,6 +41,10 @@ struct WhatIfRun {
 // is not a run output (no summary.json), and as html_report for a file that is not what simumax-sim writes.
 // Same folders, labels and options -> byte-identical page.
 std::string html_whatif_report(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options);
+
+// The fields in which the two runs' summary.json differ besides the platform (what the what-if page warns about),
+// as "parallel/tp (A: 1, B: 2)" with the runs' labels; empty for the same scenario. Throws as html_whatif_report.
+std::vector<std::string> whatif_scenario_differences(const WhatIfRun& a, const WhatIfRun& b);
 
 // The what-if page's data (what html_whatif_report inlines): for tests.
 std::string whatif_data_json(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options);

@@ -79,7 +79,8 @@ std::function<int()> add_report(CLI::App& app) {
                   "--trace --memory) / links.json / search.json / compare.json (compare --json DIR/compare.json) when "
                   "present. Two run folders (DIR_A DIR_B): a what-if page of the two")
       ->required()
-      ->expected(1, 2);
+      ->expected(1, 2)
+      ->type_name("DIR [DIR_B]");
   sub->add_option("-o,--out", a->out, "the HTML file to write (default: DIR/report.html; required for two folders)");
   sub->add_option("--label", a->labels,
                   "what-if only: A=<name> or B=<name> names the first or second run on the page (default: the "
@@ -88,7 +89,7 @@ std::function<int()> add_report(CLI::App& app) {
                   "timeline slices above this are decimated (short slices of one kind merged; the page says so)")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1000}, size_t{100000000}));
-  sub->add_flag("-q,--quiet", a->quiet, "print nothing");
+  sub->add_flag("-q,--quiet", a->quiet, "print nothing (a what-if's note on differing scenarios included)");
   sub->footer("The page draws the summary with a fit verdict per stage, the pipeline timeline (zoom, hover), the "
               "memory curve of each traced rank, the busiest links of a sim run and their utilisation over time, a "
               "search's step time against peak memory, and a compare's ours against the real run (step breakdown, "

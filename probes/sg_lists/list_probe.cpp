@@ -11,6 +11,11 @@
 //
 // Workload: N NIC hosts of a generated platform; every host keeps 2 flows going (to r+1 and r+3), R rounds each,
 // sizes varying deterministically. Prints a checksum of all completion dates (must be equal in both modes).
+//
+// Build and run (the numbers in docs/simgrid.md):
+//   g++ -std=c++17 -O2 -o list_probe list_probe.cpp -lsimgrid
+//   simumax-sim platform platforms/b200_bf16.json --nodes 512 -o star512.xml
+//   list_probe star512.xml comm 4096 5 1024 8 --log=root.thres:critical   (then: exec)
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/kernel/resource/Action.hpp>
 #include <simgrid/s4u.hpp>

@@ -221,5 +221,20 @@ TEST(Bench, TheVerdictSaysMetOrMissedForBothKindsOfTarget) {
   EXPECT_NE(common::target_verdict(55000, 50000, false).find("met "), std::string::npos);
 }
 
+// The 16,384-GPU section runs only when named (it takes minutes); its targets are the 20 s and 1.5 GB.
+// A 512-GPU scenario stands in for the big one here.
+TEST(Bench, TheScaleSectionRunsOnlyWhenNamedAgainstItsOwnTargets) {
+  const auto r = run_cli({"bench", "--only", "scale", "--scale-scenario",
+                          "scenarios/bench/llama3_70b_512gpu_tp8_pp4_dp16.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sim, every rank of 512 GPUs, rail fat-tree"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("target <= 20 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("target <= 1.5 "), std::string::npos) << r.out;
+  const auto other = run_cli({"bench", "--only", "sim", "--big-scenario",
+                              "scenarios/bench/llama3_70b_512gpu_tp8_pp4_dp16.json"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_EQ(other.out.find("rail fat-tree"), std::string::npos) << other.out;
+}
+
 }  // namespace
 }  // namespace simumax::tests

@@ -3,6 +3,7 @@
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -21,11 +22,13 @@ extern char** environ;
 
 namespace simumax::tools {
 
-void bench_rail_fabric(const std::string& self, const std::string& scenario, const std::string& out_dir) {
+void bench_rail_fabric(const std::string& self, const std::string& scenario, const std::string& out_dir,
+                       double target_s, double target_gb) {
   const config::Scenario s = config::load_scenario(scenario);
   platform::PlatformSpec spec = platform::platform_from_system(s.system, s.strategy.world_size);
   spec.topology = platform::Topology::kRail;
-  const std::string xml = (std::filesystem::temp_directory_path() / "simumax-bench-rail.xml").string();
+  const std::string xml =
+      (std::filesystem::temp_directory_path() / ("simumax-bench-rail-" + std::to_string(::getpid()) + ".xml")).string();
   report::write_file_atomically(xml, platform::platform_xml(spec));
   std::vector<std::string> args = {self,      "run",     scenario, "-q",       "-o", out_dir,
                                    "--executor", "sim", "--ranks", "all", "--platform", xml};
@@ -45,9 +48,9 @@ void bench_rail_fabric(const std::string& self, const std::string& scenario, con
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw common::UsageError("benchmark child failed: " + scenario);
   const double gb = static_cast<double>(usage.ru_maxrss) * 1024 / 1e9;  // ru_maxrss is in KiB on Linux
   const std::string what = "sim, every rank of " + std::to_string(s.strategy.world_size) + " GPUs, rail fat-tree";
-  std::printf("%-58s %10.3f %-3s %s\n", what.c_str(), wall, "s", common::target_verdict(wall, 60, true).c_str());
+  std::printf("%-58s %10.3f %-3s %s\n", what.c_str(), wall, "s", common::target_verdict(wall, target_s, true).c_str());
   std::printf("%-58s %10.3f %-3s %s\n", "  peak memory of that process", gb, "GB",
-              common::target_verdict(gb, 4, true).c_str());
+              common::target_verdict(gb, target_gb, true).c_str());
 }
 
 }  // namespace simumax::tools

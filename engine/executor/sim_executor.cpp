@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <simgrid/kernel/Timer.hpp>
+#include <simgrid/kernel/resource/Action.hpp>
 #include <simgrid/s4u.hpp>
 
 #include "engine/common/error.hpp"
@@ -50,6 +51,82 @@ FlowSizing size_flows(const graph::Task& t, const FlowPlan& plan) {
           std::max(0.0, t.seconds - bytes / plan.share_bytes_per_s - plan.route_latency_s)};
 }
 
+// How a flow is handed to SimGrid, and why (measured in docs/simgrid.md).
+//
+// SimGrid 3.32 files every activity under an actor's `activities_`, a std::list it removes from with a linear
+// list::remove when the activity ends. A one-sided Comm::sendto is always detached and filed under maestro, so
+// with every flow of the job in one list each completion cost O(flows in flight): 39 % of a 16,384-GPU run.
+// A flow is therefore a 2-host Exec carrying bytes only, which SimGrid's default host model turns into exactly
+// the network action sendto makes (net_model->communicate(src, dst, bytes, -1)); an Exec is filed under the
+// actor that *creates* it, so helper actors create them ahead of use (a pool each) and each helper's list holds
+// only its pool and its own flows in flight. Maestro sets the hosts and bytes and starts them. SimGrid only
+// signals a maestro activity's completion, so a flow's end is seen through Link::on_communication_state_change
+// (fired when its network action finishes) and handled in a kernel timer at the same date, after our own
+// events of that date, as the completion signal was.
+class FlowPool {
+ public:
+  explicit FlowPool(const std::vector<sg4::Host*>& hosts);
+  sg4::ExecPtr take();  // a fresh Exec, made by a helper (or by maestro when that helper's pool ran dry)
+  void close();         // lets every helper end (the engine stops when no actor is left blocked)
+  uint64_t made_by_maestro() const { return fallback_; }
+
+ private:
+  struct Helper {
+    sg4::SemaphorePtr bell;  // a blocked helper waits here; suspend() would suspend every Exec it made
+    std::vector<sg4::ExecPtr> pool;
+    size_t target = 16;
+    bool awake = true;
+  };
+  void refill(size_t h);
+  std::vector<Helper> helpers_;
+  size_t next_ = 0;
+  bool closed_ = false;
+  uint64_t fallback_ = 0;
+};
+
+FlowPool::FlowPool(const std::vector<sg4::Host*>& hosts) {
+  // One helper per 16 ranks, 16 Execs in each pool at first: lists of a few dozen; a pool that runs dry doubles.
+  const size_t n = std::clamp<size_t>(hosts.size() / 16, 1, 8192);
+  helpers_.resize(n);
+  for (size_t h = 0; h < n; ++h) {
+    helpers_[h].bell = sg4::Semaphore::create(0);
+    sg4::Actor::create("flows" + std::to_string(h), hosts[h % hosts.size()], [this, h] { refill(h); });
+  }
+}
+
+void FlowPool::refill(size_t h) {
+  while (!closed_) {
+    Helper& me = helpers_[h];
+    while (me.pool.size() < me.target) me.pool.push_back(sg4::Exec::init());  // filed under this actor
+    me.awake = false;
+    me.bell->acquire();
+  }
+}
+
+sg4::ExecPtr FlowPool::take() {
+  Helper& h = helpers_[next_];
+  next_ = next_ + 1 == helpers_.size() ? 0 : next_ + 1;
+  if (h.pool.empty()) {  // the helper refills at the next scheduling round; grow its pool for next time
+    ++fallback_;
+    h.target = std::min<size_t>(h.target * 2, 4096);
+    if (!h.awake) h.awake = true, h.bell->release();
+    return sg4::Exec::init();  // filed under maestro: correct, only slower to remove
+  }
+  sg4::ExecPtr e = std::move(h.pool.back());
+  h.pool.pop_back();
+  if (2 * h.pool.size() < h.target && !h.awake) h.awake = true, h.bell->release();
+  return e;
+}
+
+void FlowPool::close() {
+  if (closed_) return;
+  closed_ = true;
+  for (Helper& h : helpers_) {
+    h.pool.clear();
+    if (!h.awake) h.awake = true, h.bell->release();
+  }
+}
+
 class SimRun {
  public:
   SimRun(const graph::TaskGraph& g, RankHosts hosts, std::optional<platform::PlatformSpec> reference)
@@ -57,6 +134,7 @@ class SimRun {
 
   Timeline run(sg4::Engine& engine);
   uint64_t flows_started() const { return flows_started_; }
+  uint64_t flows_made_by_maestro() const { return pool_ ? pool_->made_by_maestro() : 0; }
 
  private:
   static constexpr uint32_t kFlowsBit = 1u << 31;  // event = "the wait is over, send the flows"
@@ -84,8 +162,9 @@ class SimRun {
   void send_flows(uint32_t task);
   void drain();
   void arm();
-  void on_flow_done(const sg4::Activity& activity);
-  void flush_graveyard();
+  void on_action_finished(const simgrid::kernel::resource::Action& action);
+  void on_flows_done();
+  void on_flow_done(uintptr_t code);
 
   const graph::TaskGraph& g_;
   RankHosts hosts_;
@@ -97,7 +176,16 @@ class SimRun {
                                    // while flows are in flight (see drain)
   std::priority_queue<double, std::vector<double>, std::greater<>> armed_;  // dates of SimGrid timers set
   std::unordered_map<uint64_t, FlowPlan> plans_;
-  std::vector<sg4::Activity*> graveyard_;
+  std::optional<FlowPool> pool_;
+  struct LiveFlow {
+    uintptr_t code;  // see flow_code
+    sg4::ExecPtr exec;
+  };
+  std::unordered_map<const void*, LiveFlow> live_;  // by the Exec's kernel activity
+  std::vector<LiveFlow> done_;                      // ended at this date, not handled yet (see on_flows_done)
+  std::vector<LiveFlow> handled_;
+  std::vector<sg4::ExecPtr> graveyard_;  // kept until SimGrid has posted them (released at the next time step)
+  bool done_timer_set_ = false;
   uint64_t live_flows_ = 0;
   uint64_t flows_started_ = 0;
   uint64_t completed_ = 0;
@@ -136,11 +224,12 @@ void SimRun::send_flows(uint32_t task) {
   const uint64_t bytes = size_flows(t, plan).bytes;
   const double now = sg4::Engine::get_clock();
   for (uint32_t f = 0; f < plan.flows.size(); ++f) {
-    sg4::CommPtr comm = sg4::Comm::sendto_init(plan.flows[f].first, plan.flows[f].second);
-    comm->set_payload_size(bytes);
-    comm->set_data(reinterpret_cast<void*>(flow_code(task, f)));
-    comm->start();
-    comm->add_ref();  // released after its completion callback (see flush_graveyard)
+    sg4::ExecPtr exec = pool_->take();  // a flow (see FlowPool)
+    exec->set_hosts({plan.flows[f].first, plan.flows[f].second});
+    exec->set_bytes_amounts({0, static_cast<double>(bytes), 0, 0});
+    exec->start();
+    const void* key = exec->get_impl();
+    live_.emplace(key, LiveFlow{flow_code(task, f), std::move(exec)});
     const uint32_t* links = plan.links.data() + plan.link_offsets[f];
     links_.flow_started(links, plan.link_offsets[f + 1] - plan.link_offsets[f], static_cast<double>(bytes), now);
   }
@@ -170,7 +259,10 @@ void SimRun::drain() {
 void SimRun::arm() {
   const double clock = sg4::Engine::get_clock();
   while (!armed_.empty() && armed_.top() <= clock) armed_.pop();
-  if (heap_.empty()) return;
+  if (heap_.empty()) {
+    if (live_flows_ == 0) pool_->close();  // nothing can happen any more (done, or stuck: see run)
+    return;
+  }
   const double next = heap_.front().date;
   if (!armed_.empty() && armed_.top() <= next) return;
   armed_.push(next);
@@ -180,17 +272,34 @@ void SimRun::arm() {
   });
 }
 
-// Unref'ing an activity inside its own completion signal is a use-after-free (SimGrid touches it after):
-// the last reference goes at the next callback or time advance.
-void SimRun::flush_graveyard() {
-  for (sg4::Activity* a : graveyard_) a->unref();
-  graveyard_.clear();
+// Called while SimGrid updates its network model: only notes the flow, handled in a timer at this date.
+void SimRun::on_action_finished(const simgrid::kernel::resource::Action& action) {
+  if (action.get_state() != simgrid::kernel::resource::Action::State::FINISHED) return;
+  auto it = live_.find(action.get_activity());
+  if (it == live_.end()) return;
+  done_.push_back(std::move(it->second));
+  live_.erase(it);
+  if (!done_timer_set_) {
+    done_timer_set_ = true;
+    simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock(), [this] { on_flows_done(); });
+  }
 }
 
-void SimRun::on_flow_done(const sg4::Activity& activity) {
-  flush_graveyard();
-  graveyard_.push_back(const_cast<sg4::Activity*>(&activity));
-  const auto code = reinterpret_cast<uintptr_t>(activity.get_data<void>());
+// The flows that ended at this date, in the order SimGrid finished them. Our own events of this date go first:
+// SimGrid runs the timers of a date before it reports that date's completions, and this keeps that order.
+// The Execs are released at the next time step: SimGrid posts them after this timer (a use-after-free before).
+void SimRun::on_flows_done() {
+  done_timer_set_ = false;
+  drain();
+  handled_.swap(done_);
+  for (LiveFlow& f : handled_) {
+    on_flow_done(f.code);
+    graveyard_.push_back(std::move(f.exec));
+  }
+  handled_.clear();
+}
+
+void SimRun::on_flow_done(uintptr_t code) {
   const auto task = static_cast<uint32_t>((code >> 32) - 1);
   const auto flow = static_cast<uint32_t>(code & 0xffffffffu);
   const graph::Task& t = g_.tasks[task];
@@ -211,8 +320,13 @@ Timeline SimRun::run(sg4::Engine& engine) {
   tl_.start.assign(n, -1.0);  // -1: not started / not ended, for the stuck-task report
   tl_.end.assign(n, -1.0);
   counter_.assign(g_.in_degree.begin(), g_.in_degree.end());
-  sg4::Activity::on_completion_cb([this](const sg4::Activity& a) { on_flow_done(a); });
-  sg4::Engine::on_time_advance_cb([this](double) { flush_graveyard(); });
+  pool_.emplace(hosts_.gpu);
+  // NetworkAction (an internal class, only declared in the installed headers) derives from Action alone.
+  sg4::Link::on_communication_state_change_cb([this](simgrid::kernel::resource::NetworkAction& a,
+                                                     simgrid::kernel::resource::Action::State) {
+    on_action_finished(reinterpret_cast<const simgrid::kernel::resource::Action&>(a));
+  });
+  sg4::Engine::on_time_advance_cb([this](double) { graveyard_.clear(); });
   // Every route is looked up before the run, so that a platform error is thrown here and not through
   // SimGrid's main loop.
   for (const graph::Task& t : g_.tasks) {
@@ -223,7 +337,7 @@ Timeline SimRun::run(sg4::Engine& engine) {
   }
   arm();
   engine.run();
-  flush_graveyard();
+  graveyard_.clear();
   if (completed_ != n) {
     std::string stuck;
     int listed = 0;
@@ -280,6 +394,8 @@ sg4::Engine& make_engine(bool log_simgrid) {
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e30");
   sg4::Engine::set_config("surf/precision:1e-12");
+  // The flow helpers (FlowPool) only make Execs: 128 KiB of stack each instead of 8 MiB of address space.
+  sg4::Engine::set_config("contexts/stack-size:128");
   return *engine;
 }
 
@@ -345,8 +461,8 @@ Timeline run_sim_in_process(const graph::TaskGraph& graph, const SimOptions& opt
   Timeline tl = run.run(engine);
   const auto wall_end = std::chrono::steady_clock::now();
   common::logger("sim")->info(
-      "{} tasks, {} flows on {} ranks: makespan {:.9f} s; wall {:.3f} s platform + {:.3f} s run", graph.size(),
-      run.flows_started(), graph.num_ranks, tl.makespan,
+      "{} tasks, {} flows ({} made by maestro) on {} ranks: makespan {:.9f} s; wall {:.3f} s platform + {:.3f} s run",
+      graph.size(), run.flows_started(), run.flows_made_by_maestro(), graph.num_ranks, tl.makespan,
       std::chrono::duration<double>(wall_loaded - wall_start).count(),
       std::chrono::duration<double>(wall_end - wall_loaded).count());
   return tl;

@@ -115,6 +115,31 @@ TEST(SimExecutor, ConcurrentCollectivesOnDisjointLinksMatchFast) {
   expect_same_timeline(b.build(), on(4));
 }
 
+// Flows are Execs that helper actors make ahead of use (sim_executor.cpp, FlowPool); a burst larger than their
+// pools is made by maestro, and the pools grow. Each burst here is 64 nodes x 56 NVLink all-to-all flows plus
+// 8 rails x one 8-node ring over the NICs (3,648 flows at once, the pools hold 512 at first), four times.
+TEST(SimExecutor, BurstsLargerThanTheFlowPoolsMatchFast) {
+  GraphBuilder b(512);
+  std::vector<uint32_t> last(512, b.compute(0, 1e-4));
+  for (int round = 0; round < 4; ++round) {
+    std::vector<uint32_t> next(512);
+    for (uint32_t node = 0; node < 64; ++node) {
+      std::vector<uint32_t> gpus;
+      for (uint32_t g = 0; g < 8; ++g) gpus.push_back(node * 8 + g);
+      const uint32_t a2a = b.comm(gpus, CommPattern::kAllToAll, 1e-3 + round * 1e-5, 0.05e-3, {last[node * 8]});
+      for (uint32_t r : gpus) next[r] = a2a;
+    }
+    for (uint32_t g = 0; g < 8; ++g) {
+      std::vector<uint32_t> rail;  // GPU g of nodes 8k..8k+7 for one k per round: NICs never shared
+      for (uint32_t n = 0; n < 8; ++n) rail.push_back(((round * 8 + n) % 64) * 8 + g);
+      const uint32_t ring = b.comm(rail, CommPattern::kRing, 2e-3, 0.1e-3, {next[rail[0]]});
+      for (uint32_t r : rail) next[r] = ring;
+    }
+    last = next;
+  }
+  expect_same_timeline(b.build(), on(64));
+}
+
 TEST(SimExecutor, UserXmlGivesTheSameTimelineAsTheSpec) {
   GraphBuilder b(16);
   const uint32_t ring = b.comm({0, 1, 8, 9}, CommPattern::kRing, 4e-3, 0.2e-3);

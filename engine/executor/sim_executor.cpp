@@ -1,12 +1,8 @@
 #include "engine/executor/sim_executor.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -19,11 +15,9 @@
 #include <simgrid/s4u.hpp>
 
 #include "engine/common/error.hpp"
-#include "engine/common/interrupt.hpp"
 #include "engine/common/logging.hpp"
 #include "engine/executor/flow_plan.hpp"
-#include "engine/platform/platform_check.hpp"
-#include "engine/platform/platform_xml.hpp"
+#include "engine/executor/sim_engine.hpp"
 
 namespace simumax::executor {
 
@@ -357,108 +351,16 @@ Timeline SimRun::run(sg4::Engine& engine) {
 
 constexpr size_t kMaxTasks = size_t{1} << 31;  // event codes keep one bit for "send the flows"
 
-uint32_t job_rank(const graph::TaskGraph& g, uint32_t rank) {
-  return rank < g.global_rank.size() ? g.global_rank[rank] : rank;
-}
-
-// platform_xml(spec) in a private temporary file: what a user would get from the CLI is exactly what runs.
-std::string write_temp_platform(const platform::PlatformSpec& spec) {
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("simumax-platform-" + std::to_string(::getpid()) + ".xml");
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << platform::platform_xml(spec);
-  out.close();
-  if (!out) throw common::InternalError("sim: cannot write the platform to " + path.string());
-  return path.string();
-}
-
-sg4::Engine& make_engine(bool log_simgrid) {
-  static bool created = false;
-  if (created) {
-    throw common::InternalError("run_sim: one simulation per process (SimGrid keeps global state)");
-  }
-  created = true;
-  std::vector<std::string> args = {"simumax-sim"};
-  if (!log_simgrid) args.emplace_back("--log=root.thres:critical");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
-  // Never deleted: tearing down a large simulation costs as much as running it (see the header contract).
-  auto* engine = new sg4::Engine(&argc, argv.data());
-  common::install_interrupt_handler();  // SimGrid's own prints a status and exits 1
-  // Measured on SimGrid 3.32 (shared/simgrid-notes): CM02 without cross-traffic and without the TCP window
-  // bound makes a transfer take exactly latency + bytes / bandwidth; precision 1e-12 keeps completions
-  // 0.1 ns apart distinct. All must be set before the platform exists.
-  sg4::Engine::set_config("network/model:CM02");
-  sg4::Engine::set_config("network/crosstraffic:0");
-  sg4::Engine::set_config("network/TCP-gamma:1e30");
-  sg4::Engine::set_config("surf/precision:1e-12");
-  // The flow helpers (FlowPool) only make Execs: 128 KiB of stack each instead of 8 MiB of address space.
-  sg4::Engine::set_config("contexts/stack-size:128");
-  return *engine;
-}
-
-RankHosts map_hosts(const sg4::Engine& engine, const graph::TaskGraph& g, int64_t gpn, const std::string& path) {
-  // SimGrid 3.32 looks a name up zone by zone (O(zones) per lookup): one pass over all hosts instead.
-  std::unordered_map<std::string, sg4::Host*> by_name;
-  for (sg4::Host* h : engine.get_all_hosts()) by_name.emplace(h->get_name(), h);
-  auto find = [&](const std::string& name) {
-    auto it = by_name.find(name);
-    return it == by_name.end() ? nullptr : it->second;
-  };
-  RankHosts hosts;
-  hosts.platform = path;
-  for (uint32_t r = 0; r < g.num_ranks; ++r) {
-    const int64_t job = job_rank(g, r);
-    sg4::Host* gpu = find(platform::gpu_host_name(job, gpn));
-    if (gpu == nullptr) {
-      throw common::ConfigError(path, "",
-                                "no host " + platform::gpu_host_name(job, gpn) + " for rank " + std::to_string(job));
-    }
-    hosts.gpu.push_back(gpu);
-    hosts.nic.push_back(find(platform::nic_host_name(job)));
-    hosts.node.push_back(job / gpn);
-  }
-  return hosts;
-}
-
 }  // namespace
 
 Timeline run_sim_in_process(const graph::TaskGraph& graph, const SimOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
-  const bool user_xml = !options.platform_xml_path.empty();
-  const int64_t gpn = options.gpus_per_node > 0 ? options.gpus_per_node
-                      : options.spec            ? options.spec->gpus_per_node
-                                                : 0;
-  if (!user_xml && !options.spec)
-    throw common::InternalError("run_sim: SimOptions needs a platform_xml_path or a spec");
-  if (gpn < 1) throw common::InternalError("run_sim: SimOptions needs gpus_per_node (or a spec) with an XML path");
-  int64_t world = 1;
-  for (uint32_t r = 0; r < graph.num_ranks; ++r) world = std::max<int64_t>(world, job_rank(graph, r) + 1);
   if (graph.size() >= kMaxTasks) throw common::InternalError("run_sim: too many tasks for 31-bit ids");
-  if (!user_xml && world > options.spec->gpus()) {
-    throw common::InternalError("run_sim: the graph has rank " + std::to_string(world - 1) + " but the spec only " +
-                                std::to_string(options.spec->gpus()) + " GPUs");
-  }
-  const std::string path = user_xml ? options.platform_xml_path : write_temp_platform(*options.spec);
-  if (user_xml) platform::check_platform_xml(path, world, gpn);  // before SimGrid, which aborts on bad platforms
-  sg4::Engine& engine = make_engine(options.log_simgrid);
-  try {
-    engine.load_platform(path);
-    engine.seal_platform();
-  } catch (const std::exception& e) {  // what the check missed but SimGrid reports without aborting
-    if (!user_xml) {
-      std::filesystem::remove(path);
-      throw common::InternalError(std::string("sim: SimGrid rejected the generated platform: ") + e.what());
-    }
-    throw common::ConfigError(path, "", std::string("SimGrid rejected the platform: ") + e.what());
-  }
-  if (!user_xml) std::filesystem::remove(path);
+  detail::LoadedPlatform loaded = detail::load_platform(graph, options);
   const auto wall_loaded = std::chrono::steady_clock::now();
 
-  SimRun run(graph, map_hosts(engine, graph, gpn, user_xml ? path : "generated platform"), options.spec);
-  Timeline tl = run.run(engine);
+  SimRun run(graph, std::move(loaded.hosts), options.spec);
+  Timeline tl = run.run(*loaded.engine);
   const auto wall_end = std::chrono::steady_clock::now();
   common::logger("sim")->info(
       "{} tasks, {} flows ({} made by maestro) on {} ranks: makespan {:.9f} s; wall {:.3f} s platform + {:.3f} s run",

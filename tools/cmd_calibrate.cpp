@@ -1,10 +1,13 @@
-// simumax-sim calibrate: fit a machine's named parameters to the user's real runs and write a calibrated system
-// config (docs/accuracy.md).
+// simumax-sim calibrate: learn a machine from its real traces and fit its named parameters to the user's real
+// step times, either or both in one run, and write a calibrated system config (docs/accuracy.md, docs/compare.md).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "engine/calibrate/calibrate.hpp"
 #include "engine/calibrate/trace_evidence.hpp"
@@ -68,13 +71,21 @@ std::vector<calibrate::Case> load_cases(const CalibrateArgs& a) {
   return cases;
 }
 
+// The file and field that name a case's system config: a validation case's "system_file", a scenario's "system".
+std::pair<std::string, std::string> system_field(const calibrate::Case& c) {
+  const std::string& file = c.scenario.scenario_path;
+  return file == c.source ? std::pair<std::string, std::string>{file, "/system_file"}
+                          : std::pair<std::string, std::string>{file, "/system"};
+}
+
 // One machine per calibration: every case must read the same system config.
 void check_one_machine(const std::vector<calibrate::Case>& cases) {
   const auto& first = cases.front().scenario;
   for (const auto& c : cases) {
     const auto& s = c.scenario;
     if (s.system_path != first.system_path || s.system.sys_name != first.system.sys_name) {
-      throw common::ConfigError(c.source, "/system_file",
+      const auto [file, field] = system_field(c);
+      throw common::ConfigError(file, field,
                                 "is " + s.system_path + " (" + s.system.sys_name + "), but " + cases.front().source +
                                     " uses " + first.system_path + " (" + first.system.sys_name +
                                     "): calibrate one machine at a time");
@@ -100,56 +111,6 @@ void print_errors(const std::vector<calibrate::Case>& cases, const std::vector<d
   line("uncalibrated", before);
   line("fitted on every case", fitted);
   if (!held_out.empty()) line("leave one family out", held_out);
-}
-
-int do_calibrate(const CalibrateArgs& a) {
-  if (!a.out.empty()) check_output_file(a.out);
-  std::vector<calibrate::Param> params;
-  for (const auto& p : a.params) params.push_back(calibrate::parse_param(p));
-  std::sort(params.begin(), params.end());
-  params.erase(std::unique(params.begin(), params.end()), params.end());
-  const std::vector<calibrate::Case> cases = load_cases(a);
-  if (cases.size() <= params.size()) {
-    throw common::UsageError(std::to_string(cases.size()) + " case(s) for " + std::to_string(params.size()) +
-                             " parameter(s): calibrate needs more real runs than parameters (give more cases, or "
-                             "fewer --params)");
-  }
-  check_one_machine(cases);
-  // From the defaults, not from the system's current calibration (which may have seen these very runs).
-  const config::Calibration start;
-  std::fprintf(stderr, "calibrating %zu parameter(s) on %zu case(s) of %s...\n", params.size(), cases.size(),
-               cases.front().scenario.system_path.c_str());
-  const auto before = calibrate::relative_errors(cases, start);
-  const calibrate::Fit fitted = calibrate::fit(cases, params, start);
-  std::set<std::string> families;
-  for (const auto& c : cases) families.insert(c.family);
-  std::vector<double> held_out;
-  if (a.leave_out && families.size() >= 2) {
-    std::fprintf(stderr, "leaving each of %zu families out...\n", families.size());
-    held_out = calibrate::leave_one_family_out(cases, params, start);
-  }
-  print_errors(cases, before, fitted.errors, held_out);
-  std::printf("\n");
-  std::string refused;
-  for (auto p : params) {
-    const double v = calibrate::value_of(fitted.calibration, p, 0);
-    const calibrate::Range r = calibrate::physical_range(p);
-    std::printf("%-16s %.6g   (physical range [%g, %g])\n", calibrate::to_string(p), v, r.lo, r.hi);
-    if (v < r.lo || v > r.hi) refused += std::string(refused.empty() ? "" : ", ") + calibrate::to_string(p);
-  }
-  if (!refused.empty()) {
-    throw common::UsageError("the fitted " + refused +
-                             " lies outside its physical range, so nothing was written: these runs disagree with "
-                             "the model by more than a machine parameter explains (check the cases' system config "
-                             "and measurements, or calibrate fewer --params)");
-  }
-  char note[256];
-  std::snprintf(note, sizeof note, "simumax-sim calibrate on %zu real runs: time MAPE %.2f %% fitted, %.2f %% before",
-                cases.size(), 100 * calibrate::mape(fitted.errors), 100 * calibrate::mape(before));
-  report::write_file_atomically(
-      a.out, report::calibrated_system_json(cases.front().scenario.system_path, fitted.calibration, note));
-  std::printf("wrote %s\n", a.out.c_str());
-  return 0;
 }
 
 void print_trace_evidence(const calibrate::TraceEvidence& e, double peak_tflops) {
@@ -258,15 +219,13 @@ double peak_of(const config::SystemConfig& sys, const std::string& op) {
   return it != sys.op.end() ? it->second.tflops : sys.op.at("default").tflops;
 }
 
-int do_calibrate_traces(const CalibrateArgs& a) {
-  if (a.system.empty()) {
-    throw common::UsageError("--trace needs --system BASE.json: the system config whose matmul peak the learnt "
-                             "efficiencies are relative to, and that they are written into");
-  }
-  if (!a.paths.empty() || !a.logs.empty()) {
-    throw common::UsageError("calibrate: give traces (--trace) or step times (cases, --log), not both in one run: "
-                             "learn the shapes from the traces first, then fit step times with the config it writes");
-  }
+// What --trace learnt: the base system config with the learnt entries, as it is written.
+struct Learnt {
+  std::string json;
+  std::string what;  // "N matmul and N sdp entries, N network ops and N measured_collectives points"
+};
+
+Learnt learn_from_traces(const CalibrateArgs& a) {
   const config::SystemConfig sys = config::load_system_file(a.system);
   const auto matmul = sys.op.find("matmul");
   if (matmul == sys.op.end()) {
@@ -335,10 +294,99 @@ int do_calibrate_traces(const CalibrateArgs& a) {
                            "trace's machine?\n", f.net.c_str(), f.op.c_str(), f.efficient_factor, a.system.c_str());
     }
   }
-  report::write_file_atomically(a.out, report::learnt_system_json(a.system, tables, nets, curves));
-  std::printf("wrote %s (%s with %zu matmul and %zu sdp entries, %zu network ops and %zu measured_collectives points "
-              "added or replaced, every other entry kept)\n", a.out.c_str(), a.system.c_str(), evidence.gemm.size(),
-              evidence.attention.size(), nets.size(), measured_points);
+  char what[160];
+  std::snprintf(what, sizeof what, "%zu matmul and %zu sdp entries, %zu network ops and %zu measured_collectives points",
+                evidence.gemm.size(), evidence.attention.size(), nets.size(), measured_points);
+  return {report::learnt_system_json(a.system, tables, nets, curves), what};
+}
+
+int do_calibrate_traces(const CalibrateArgs& a) {
+  const Learnt learnt = learn_from_traces(a);
+  report::write_file_atomically(a.out, learnt.json);
+  std::printf("wrote %s (%s with %s added or replaced, every other entry kept)\n", a.out.c_str(), a.system.c_str(),
+              learnt.what.c_str());
+  return 0;
+}
+
+// With --trace, the step times are runs on the machine the traces teach: every case names --system.
+void check_cases_on_base(const std::vector<calibrate::Case>& cases, const std::string& system) {
+  config::load_system_file(system);  // a missing or broken --system is named as such first
+  for (const auto& c : cases) {
+    std::error_code ec;
+    if (!std::filesystem::equivalent(c.scenario.system_path, system, ec)) {
+      const auto [file, field] = system_field(c);
+      throw common::ConfigError(file, field, "is " + c.scenario.system_path + ", but --system is " + system +
+                                                 ": with --trace, the step times must be runs on the base config the "
+                                                 "traces are learnt into (their fit is made on the learnt config)");
+    }
+  }
+}
+
+int do_calibrate(const CalibrateArgs& a) {
+  if (!a.out.empty()) check_output_file(a.out);
+  std::vector<calibrate::Param> params;
+  for (const auto& p : a.params) params.push_back(calibrate::parse_param(p));
+  std::sort(params.begin(), params.end());
+  params.erase(std::unique(params.begin(), params.end()), params.end());
+  std::vector<calibrate::Case> cases = load_cases(a);
+  if (cases.size() <= params.size()) {
+    throw common::UsageError(std::to_string(cases.size()) + " case(s) for " + std::to_string(params.size()) +
+                             " parameter(s): calibrate needs more real runs than parameters (give more cases, or "
+                             "fewer --params)");
+  }
+  check_one_machine(cases);
+  // Both kinds of evidence: what the traces teach first, then the step times fitted on that learnt config (the
+  // same result as writing it and fitting scenarios that name it).
+  std::optional<Learnt> learnt;
+  if (!a.traces.empty()) {
+    check_cases_on_base(cases, a.system);
+    std::printf("== from the traces (--trace) ==\n\n");
+    learnt = learn_from_traces(a);
+    const config::SystemConfig sys = config::load_system_text(learnt->json, a.system + " (learnt from --trace)");
+    for (auto& c : cases) c.scenario.system = sys;
+    std::printf("\n== from the step times (%zu real runs), on the learnt config ==\n\n", cases.size());
+  }
+  // From the defaults, not from the system's current calibration (which may have seen these very runs).
+  const config::Calibration start;
+  std::fprintf(stderr, "calibrating %zu parameter(s) on %zu case(s) of %s...\n", params.size(), cases.size(),
+               cases.front().scenario.system_path.c_str());
+  const auto before = calibrate::relative_errors(cases, start);
+  const calibrate::Fit fitted = calibrate::fit(cases, params, start);
+  std::set<std::string> families;
+  for (const auto& c : cases) families.insert(c.family);
+  std::vector<double> held_out;
+  if (a.leave_out && families.size() >= 2) {
+    std::fprintf(stderr, "leaving each of %zu families out...\n", families.size());
+    held_out = calibrate::leave_one_family_out(cases, params, start);
+  }
+  print_errors(cases, before, fitted.errors, held_out);
+  std::printf("\n");
+  std::string refused;
+  for (auto p : params) {
+    const double v = calibrate::value_of(fitted.calibration, p, 0);
+    const calibrate::Range r = calibrate::physical_range(p);
+    std::printf("%-16s %.6g   (physical range [%g, %g])\n", calibrate::to_string(p), v, r.lo, r.hi);
+    if (v < r.lo || v > r.hi) refused += std::string(refused.empty() ? "" : ", ") + calibrate::to_string(p);
+  }
+  if (!refused.empty()) {
+    throw common::UsageError("the fitted " + refused +
+                             " lies outside its physical range, so nothing was written: these runs disagree with "
+                             "the model by more than a machine parameter explains (check the cases' system config "
+                             "and measurements, or calibrate fewer --params)");
+  }
+  char note[256];
+  std::snprintf(note, sizeof note, "simumax-sim calibrate on %zu real runs: time MAPE %.2f %% fitted, %.2f %% before",
+                cases.size(), 100 * calibrate::mape(fitted.errors), 100 * calibrate::mape(before));
+  if (!learnt) {
+    report::write_file_atomically(
+        a.out, report::calibrated_system_json(cases.front().scenario.system_path, fitted.calibration, note));
+    std::printf("wrote %s\n", a.out.c_str());
+    return 0;
+  }
+  report::write_file_atomically(a.out,
+                                report::calibrated_system_json_text(learnt->json, a.system, fitted.calibration, note));
+  std::printf("wrote %s (%s with %s added or replaced from the traces and \"calibration\" fitted on %zu step times, "
+              "every other entry kept)\n", a.out.c_str(), a.system.c_str(), learnt->what.c_str(), cases.size());
   return 0;
 }
 
@@ -347,14 +395,17 @@ int do_calibrate_traces(const CalibrateArgs& a) {
 std::function<int()> add_calibrate(CLI::App& app) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* sub = app.add_subcommand(
-      "calibrate", "fit a machine's parameters to real runs and write a calibrated system config");
+      "calibrate", "fit a machine's parameters to real runs and write a calibrated system config: from "
+                   "traces (--trace), step times (cases, --log), or both in one run (the traces first, then the "
+                   "step times fitted on what they taught)");
   sub->add_option("cases", args->paths, "validation case files or folders (schema: shared/validation/README.md)");
   sub->add_option("--trace", args->traces, "a real PyTorch profiler trace (.json/.json.gz, record_shapes=True): "
                                            "learn each GEMM and attention shape's efficiency into --system's "
                                            "matmul and sdp tables, and each collective's bus bandwidth per group "
                                            "and size into measured_collectives and its network tier's line "
                                            "(repeatable)");
-  sub->add_option("--system", args->system, "with --trace: the base system config the learnt entries go into");
+  sub->add_option("--system", args->system, "with --trace: the base system config the learnt entries go into "
+                                            "(with cases or --log too, the system config those runs name)");
   sub->add_option("--kernel-classes", args->kernel_classes, "with --trace: the kernel class table (default: as "
                                                             "compare's)");
   sub->add_option("--log", args->logs, "SCENARIO=LOG: a scenario and the Megatron-LM log of its real run "
@@ -369,7 +420,11 @@ std::function<int()> add_calibrate(CLI::App& app) {
   sub->add_flag("!--no-leave-out", args->leave_out, "skip the leave-one-family-out check (faster)");
   return [sub, args]() {
     if (!sub->parsed()) return -1;
-    if (!args->traces.empty()) return do_calibrate_traces(*args);
+    if (!args->traces.empty() && args->system.empty()) {
+      throw common::UsageError("--trace needs --system BASE.json: the system config whose matmul peak the learnt "
+                               "efficiencies are relative to, and that they are written into");
+    }
+    if (!args->traces.empty() && args->paths.empty() && args->logs.empty()) return do_calibrate_traces(*args);
     if (args->paths.empty() && args->logs.empty()) {
       throw common::UsageError("calibrate: give validation cases, --log SCENARIO=LOG pairs, or --trace TRACE "
                                "--system BASE.json");

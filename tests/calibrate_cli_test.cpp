@@ -245,7 +245,7 @@ TEST(Calibrate, LearnsAttentionAndCollectivesFromATrace) {
 
 // Both kinds of evidence make one config with SimuMax's parameter names: what --trace learnt (the sdp tables, the
 // network line, measured_collectives) is kept, key for key, when step times then fit "calibration" on a scenario
-// that runs on it.
+// that runs on it. Given together in one run (the scenarios naming the base config), the same bytes are written.
 TEST(Calibrate, TraceThenStepTimesWriteOneConfig) {
   const fs::path dir = scratch("trace_then_steps");
   const std::string learnt_path = (dir / "learnt.json").string();
@@ -258,13 +258,18 @@ TEST(Calibrate, TraceThenStepTimesWriteOneConfig) {
   const fs::path scenario_path = dir / "scenario.json";
   std::ofstream(scenario_path) << scenario.dump(1);
   const double sim_ms = summary_of({"run", scenario_path.string()}, dir / "run")["step_time_ms"].get<double>();
-  std::vector<std::string> args = {"calibrate"};
+  // The same scenario on the base config, for the one-run call.
+  scenario["system"] = fs::absolute("platforms/dgx_a100.json").string();
+  const fs::path on_base = dir / "on_base.json";
+  std::ofstream(on_base) << scenario.dump(1);
+  std::vector<std::string> args = {"calibrate"}, one_run = {"calibrate"};
   for (int i = 0; i < 3; ++i) {
     const fs::path log = dir / ("train" + std::to_string(i) + ".log");
     std::ofstream(log) << " iteration        1/      30 | elapsed time per iteration (ms): 9000.0 |\n"
                        << " iteration        2/      30 | elapsed time per iteration (ms): "
                        << sim_ms * (1.04 + 0.01 * i) << " |\n";
     args.insert(args.end(), {"--log", scenario_path.string() + "=" + log.string()});
+    one_run.insert(one_run.end(), {"--log", on_base.string() + "=" + log.string()});
   }
   const std::string out = (dir / "one.json").string();
   args.insert(args.end(), {"--params", "compute_derate", "--no-leave-out", "-o", out});
@@ -277,6 +282,42 @@ TEST(Calibrate, TraceThenStepTimesWriteOneConfig) {
   EXPECT_TRUE(one["measured_collectives"]["high_intra_node"].contains("all_reduce"));
   EXPECT_TRUE(one["networks"]["high_intra_node"]["op"]["all_reduce"].contains("efficient_factor"));
   EXPECT_FALSE(one["accelerator"]["op"]["sdp_fwd"]["accurate_efficient_factor"].empty());
+
+  const std::string together = (dir / "together.json").string();
+  one_run.insert(one_run.end(), {"--trace", "tests/data/compare/calibrate_attention_nccl.json", "--system",
+                                 "platforms/dgx_a100.json", "--params", "compute_derate", "--no-leave-out", "-o",
+                                 together});
+  r = run_cli(one_run);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_TRUE(read_file(together) == read_file(out)) << "the one-run config differs from the two-step one";
+  // What each kind of evidence taught, in that order.
+  const size_t traces = r.out.find("learnt 2 attention shapes (1 sdp_fwd, 1 sdp_bwd)");
+  const size_t steps = r.out.find("fitted on every case");
+  ASSERT_NE(traces, std::string::npos) << r.out;
+  ASSERT_NE(steps, std::string::npos) << r.out;
+  EXPECT_LT(traces, steps);
+  EXPECT_NE(r.out.find("compute_derate   "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 network ops and 5 measured_collectives points added or replaced from the traces and "
+                       "\"calibration\" fitted on 3 step times"),
+            std::string::npos) << r.out;
+}
+
+// In one run, the step times must be runs on the base config the traces are learnt into: a scenario naming
+// another is refused by file and field (exit 2) before any trace is read, and nothing is written.
+TEST(Calibrate, TraceAndStepTimesOfAnotherMachineAreRefused) {
+  const fs::path dir = scratch("trace_and_steps_bad");
+  const fs::path log = dir / "train.log";
+  std::ofstream(log) << " iteration        1/      30 | elapsed time per iteration (ms): 9000.0 |\n"
+                     << " iteration        2/      30 | elapsed time per iteration (ms): 1500.0 |\n";
+  const std::string pair = "scenarios/default.json=" + log.string();
+  const auto r = run_cli({"calibrate", "--trace", "tests/data/compare/calibrate_attention_nccl.json", "--system",
+                          "platforms/dgx_a100.json", "--log", pair, "--log", pair, "--log", pair, "-o",
+                          (dir / "x.json").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("scenarios/default.json: /system: is "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("but --system is platforms/dgx_a100.json"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("learnt"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir / "x.json"));
 }
 
 // A trace with nothing to learn (no shapes, no collective; or collectives without a message) says why, exit 2,

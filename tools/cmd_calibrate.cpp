@@ -1,20 +1,21 @@
-// simumax-sim calibrate: fit a machine's named parameters to the user's real runs and write a calibrated system
-// config (docs/accuracy.md).
+// simumax-sim calibrate: learn a machine from its real traces and fit its named parameters to the user's real
+// step times, either or both in one run, and write a calibrated system config (docs/accuracy.md, docs/compare.md).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
+#include <filesystem>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "engine/calibrate/calibrate.hpp"
-#include "engine/calibrate/trace_evidence.hpp"
 #include "engine/config/scenario.hpp"
-#include "engine/report/kineto_trace.hpp"
 #include "engine/common/error.hpp"
 #include "engine/config/validation_case.hpp"
 #include "engine/report/calibrated_system.hpp"
 #include "engine/report/megatron_log.hpp"
 #include "engine/report/text_file.hpp"
+#include "tools/calibrate_traces.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
 
@@ -68,13 +69,21 @@ std::vector<calibrate::Case> load_cases(const CalibrateArgs& a) {
   return cases;
 }
 
+// The file and field that name a case's system config: a validation case's "system_file", a scenario's "system".
+std::pair<std::string, std::string> system_field(const calibrate::Case& c) {
+  const std::string& file = c.scenario.scenario_path;
+  return file == c.source ? std::pair<std::string, std::string>{file, "/system_file"}
+                          : std::pair<std::string, std::string>{file, "/system"};
+}
+
 // One machine per calibration: every case must read the same system config.
 void check_one_machine(const std::vector<calibrate::Case>& cases) {
   const auto& first = cases.front().scenario;
   for (const auto& c : cases) {
     const auto& s = c.scenario;
     if (s.system_path != first.system_path || s.system.sys_name != first.system.sys_name) {
-      throw common::ConfigError(c.source, "/system_file",
+      const auto [file, field] = system_field(c);
+      throw common::ConfigError(file, field,
                                 "is " + s.system_path + " (" + s.system.sys_name + "), but " + cases.front().source +
                                     " uses " + first.system_path + " (" + first.system.sys_name +
                                     "): calibrate one machine at a time");
@@ -102,19 +111,55 @@ void print_errors(const std::vector<calibrate::Case>& cases, const std::vector<d
   if (!held_out.empty()) line("leave one family out", held_out);
 }
 
+int do_calibrate_traces(const CalibrateArgs& a) {
+  const LearntSystem learnt = learn_from_traces(a.traces, a.system, a.kernel_classes);
+  report::write_file_atomically(a.out, learnt.json);
+  std::printf("wrote %s (%s with %s added or replaced, every other entry kept)\n", a.out.c_str(), a.system.c_str(),
+              learnt.what.c_str());
+  return 0;
+}
+
+// With --trace, the step times are runs on the machine the traces teach: every case names --system.
+void check_cases_on_base(const std::vector<calibrate::Case>& cases, const std::string& system) {
+  config::load_system_file(system);  // a missing or broken --system is named as such first
+  for (const auto& c : cases) {
+    std::error_code ec;
+    if (!std::filesystem::equivalent(c.scenario.system_path, system, ec)) {
+      const auto [file, field] = system_field(c);
+      throw common::ConfigError(file, field, "is " + c.scenario.system_path + ", but --system is " + system +
+                                                 ": with --trace, the step times must be runs on the base config the "
+                                                 "traces are learnt into (their fit is made on the learnt config)");
+    }
+  }
+}
+
+// Both kinds of evidence: what the traces teach first, then every case runs on that learnt config, parsed from the
+// text that is written (the same result as writing it and fitting scenarios that name it).
+LearntSystem learn_for_cases(const CalibrateArgs& a, std::vector<calibrate::Case>& cases) {
+  check_cases_on_base(cases, a.system);
+  std::printf("== from the traces (--trace) ==\n\n");
+  LearntSystem learnt = learn_from_traces(a.traces, a.system, a.kernel_classes);
+  const config::SystemConfig sys = config::load_system_text(learnt.json, a.system + " (learnt from --trace)");
+  for (auto& c : cases) c.scenario.system = sys;
+  std::printf("\n== from the step times (%zu real runs), on the learnt config ==\n\n", cases.size());
+  return learnt;
+}
+
 int do_calibrate(const CalibrateArgs& a) {
   if (!a.out.empty()) check_output_file(a.out);
   std::vector<calibrate::Param> params;
   for (const auto& p : a.params) params.push_back(calibrate::parse_param(p));
   std::sort(params.begin(), params.end());
   params.erase(std::unique(params.begin(), params.end()), params.end());
-  const std::vector<calibrate::Case> cases = load_cases(a);
+  std::vector<calibrate::Case> cases = load_cases(a);
   if (cases.size() <= params.size()) {
     throw common::UsageError(std::to_string(cases.size()) + " case(s) for " + std::to_string(params.size()) +
                              " parameter(s): calibrate needs more real runs than parameters (give more cases, or "
                              "fewer --params)");
   }
   check_one_machine(cases);
+  std::optional<LearntSystem> learnt;
+  if (!a.traces.empty()) learnt = learn_for_cases(a, cases);
   // From the defaults, not from the system's current calibration (which may have seen these very runs).
   const config::Calibration start;
   std::fprintf(stderr, "calibrating %zu parameter(s) on %zu case(s) of %s...\n", params.size(), cases.size(),
@@ -146,199 +191,16 @@ int do_calibrate(const CalibrateArgs& a) {
   char note[256];
   std::snprintf(note, sizeof note, "simumax-sim calibrate on %zu real runs: time MAPE %.2f %% fitted, %.2f %% before",
                 cases.size(), 100 * calibrate::mape(fitted.errors), 100 * calibrate::mape(before));
-  report::write_file_atomically(
-      a.out, report::calibrated_system_json(cases.front().scenario.system_path, fitted.calibration, note));
-  std::printf("wrote %s\n", a.out.c_str());
-  return 0;
-}
-
-void print_trace_evidence(const calibrate::TraceEvidence& e, double peak_tflops) {
-  if (!e.gemm.empty()) {
-    std::printf("%-84s %-7s %6s %10s %8s %6s\n", "matmul shape key", "pass", "calls", "median us", "TFLOPS", "eff.");
+  if (!learnt) {
+    report::write_file_atomically(
+        a.out, report::calibrated_system_json(cases.front().scenario.system_path, fitted.calibration, note));
+    std::printf("wrote %s\n", a.out.c_str());
+    return 0;
   }
-  for (const auto& g : e.gemm) {
-    std::printf("%-84s %-7s %6lld %10.1f %8.2f %6.3f\n", g.key.c_str(), g.pass.c_str(),
-                static_cast<long long>(g.calls), g.median_us, g.efficiency * peak_tflops, g.efficiency);
-  }
-  std::map<std::string, int> by_pass;
-  for (const auto& g : e.gemm) ++by_pass[g.pass];
-  std::printf("\nlearnt %zu matmul shapes (%d forward, %d dgrad, %d wgrad) from %lld of %lld GEMM calls",
-              e.gemm.size(), by_pass["forward"], by_pass["dgrad"], by_pass["wgrad"],
-              static_cast<long long>(e.gemm_calls - e.gemm_calls_unshaped), static_cast<long long>(e.gemm_calls));
-  std::printf("; %lld without a shape (no Input Dims, an op with no known GEMM shape, or no input type)\n",
-              static_cast<long long>(e.gemm_calls_unshaped));
-}
-
-void print_attention_evidence(const calibrate::TraceEvidence& e, double fwd_tflops, double bwd_tflops) {
-  if (!e.attention.empty()) {
-    std::printf("\n%-112s %-7s %6s %10s %8s %6s\n", "sdp shape key", "table", "calls", "median us", "TFLOPS", "eff.");
-  }
-  int fwd = 0;
-  for (const auto& a : e.attention) {
-    const double peak = a.op == "sdp_bwd" ? bwd_tflops : fwd_tflops;
-    std::printf("%-112s %-7s %6lld %10.1f %8.2f %6.3f\n", a.key.c_str(), a.op.c_str(), static_cast<long long>(a.calls),
-                a.median_us, a.efficiency * peak, a.efficiency);
-    fwd += a.op == "sdp_fwd" ? 1 : 0;
-  }
-  if (e.attention_calls == 0) {
-    std::printf("\nattention: nothing learnt: the traces have no attention kernel (flash / fmha / cuDNN SDPA)\n");
-    return;
-  }
-  std::printf("\nlearnt %zu attention shapes (%d sdp_fwd, %zu sdp_bwd) from %lld of %lld attention calls; %lld without "
-              "a shape (no Input Dims: record_shapes=True is needed; or not a fused attention op: "
-              "aten::_scaled_dot_product_*_attention, aten::_flash_attention_*, flash_attn::_flash_attn_*)\n",
-              e.attention.size(), fwd, e.attention.size() - static_cast<size_t>(fwd),
-              static_cast<long long>(e.attention_calls - e.attention_calls_unshaped),
-              static_cast<long long>(e.attention_calls), static_cast<long long>(e.attention_calls_unshaped));
-}
-
-void print_collective_evidence(const calibrate::CollectiveEvidence& c) {
-  if (!c.points.empty()) {
-    std::printf("\n%-14s %5s %13s %-18s %5s %10s %10s %9s %-9s %10s %8s %11s %8s\n", "collective", "group", "bytes",
-                "tier", "calls", "min us", "median us", "busBW GB/s", "line role", "simumax us", "error",
-                "megatron us", "error");
-  }
-  for (const auto& p : c.points) {
-    std::printf("%-14s %4lld%s %13.0f %-18s %5lld %10.1f %10.1f %9.2f %-9s %10.1f %+7.2f%%", p.type.c_str(),
-                static_cast<long long>(p.group), p.group_is_world ? "*" : " ", p.bytes, p.net.c_str(),
-                static_cast<long long>(p.calls), p.min_us, p.median_us, p.bus_gbps, p.role.c_str(), p.model_us,
-                100 * (p.model_us / p.min_us - 1));
-    if (p.measured) {
-      std::printf(" %11.1f %+7.2f%%\n", p.megatron_us, 100 * (p.megatron_us / p.min_us - 1));
-    } else {
-      std::printf(" %11s %8s\n", "-", "-");
-    }
-  }
-  if (c.calls == 0) {
-    std::printf("\ncollectives: nothing learnt: the traces have no NCCL kernel in a profiled step\n");
-    return;
-  }
-  const int64_t sized = c.calls - c.calls_unsized - c.calls_unmodelled;
-  std::printf("\nlearnt %zu network ops from %lld of %lld NCCL calls; %lld without a message size or group size",
-              c.fits.size(), static_cast<long long>(sized), static_cast<long long>(c.calls),
-              static_cast<long long>(c.calls_unsized));
-  std::printf("; %lld of a collective SimuMax does not model (broadcast, reduce, barrier, ...)\n",
-              static_cast<long long>(c.calls_unmodelled));
-  if (c.calls_unsized > 0 && sized == 0) {
-    std::printf("collectives: nothing learnt: no NCCL call records its message (profile with "
-                "torch.profiler.profile(record_shapes=True), or PyTorch >= 2.1, whose NCCL kernels carry In msg nelems "
-                "and Group size)\n");
-  }
-  if (c.calls_group_assumed > 0) {
-    std::printf("* %lld calls record no group size: it is taken as the trace's world size (distributedInfo)\n",
-                static_cast<long long>(c.calls_group_assumed));
-  }
-  if (!c.points.empty()) {
-    std::printf("simumax fidelity (the line): the efficiency from each tier's highest bus bandwidth, each group's "
-                "fixed latency from its smallest message (both reproduced: latency_us is per hop); \"check\" rows "
-                "are the other messages, timed by the learnt line\n");
-    std::printf("megatron fidelity: every row's own efficiency in measured_collectives (its fastest call), timed "
-                "by the learnt config; \"-\": not learnt (see below)\n");
-  }
-  for (const auto& f : c.fits) {
-    std::printf("networks.%s.op.%s: efficient_factor %.4f, latency_us %.3f, fixed_latency_us_by_comm_num",
-                f.net.c_str(), f.op.c_str(), f.efficient_factor, f.latency_us);
-    for (const auto& [n, us] : f.fixed_latency_us) std::printf(" %lld: %.2f", static_cast<long long>(n), us);
-    std::printf("\n");
-  }
-  for (const auto& [net, ops] : c.curves) {
-    for (const auto& [op, groups] : ops) {
-      std::printf("measured_collectives.%s.%s:", net.c_str(), op.c_str());
-      for (const auto& [n, curve] : groups) {
-        std::printf(" group %lld: %zu size%s", static_cast<long long>(n), curve.size(), curve.size() == 1 ? "" : "s");
-      }
-      std::printf("\n");
-    }
-  }
-  for (const auto& n : c.notes) std::printf("not learnt: %s\n", n.c_str());
-}
-
-double peak_of(const config::SystemConfig& sys, const std::string& op) {
-  const auto it = sys.op.find(op);
-  return it != sys.op.end() ? it->second.tflops : sys.op.at("default").tflops;
-}
-
-int do_calibrate_traces(const CalibrateArgs& a) {
-  if (a.system.empty()) {
-    throw common::UsageError("--trace needs --system BASE.json: the system config whose matmul peak the learnt "
-                             "efficiencies are relative to, and that they are written into");
-  }
-  if (!a.paths.empty() || !a.logs.empty()) {
-    throw common::UsageError("calibrate: give traces (--trace) or step times (cases, --log), not both in one run: "
-                             "learn the shapes from the traces first, then fit step times with the config it writes");
-  }
-  const config::SystemConfig sys = config::load_system_file(a.system);
-  const auto matmul = sys.op.find("matmul");
-  if (matmul == sys.op.end()) {
-    throw common::ConfigError(a.system, "/accelerator/op/matmul", "missing: the learnt efficiencies are relative "
-                                                                  "to its tflops");
-  }
-  const report::KernelClassTable table =
-      report::KernelClassTable::load(a.kernel_classes.empty() ? default_kernel_classes() : a.kernel_classes);
-  const bool qkv_contiguous = sys.sys_name.find("s5000") == std::string::npos;  // SimuMax's sdp key rule
-  std::map<std::string, calibrate::GemmEntry> entries;
-  std::map<std::string, std::vector<double>> calls;
-  std::map<std::string, calibrate::AttentionEntry> attention;
-  std::map<std::string, std::vector<double>> attention_calls;
-  std::map<calibrate::CollectiveKey, std::vector<double>> collective_calls;
-  std::map<calibrate::CollectiveKey, bool> group_is_world;
-  calibrate::TraceEvidence evidence;
-  calibrate::CollectiveEvidence collectives;
-  for (const auto& t : a.traces) {
-    const report::KinetoProfile p = report::load_kineto_trace(t, table);
-    if (!p.insight.shapes_recorded) {
-      std::fprintf(stderr, "warning: %s: no Input Dims: profile with torch.profiler.profile(record_shapes=True) "
-                           "to learn GEMM and attention shapes\n", t.c_str());
-    }
-    calibrate::add_trace(t, p.insight, entries, calls, evidence);
-    calibrate::add_attention(t, p.insight, qkv_contiguous, attention, attention_calls, evidence);
-    calibrate::add_collectives(p, collective_calls, group_is_world, collectives);
-  }
-  evidence = calibrate::finish(std::move(entries), calls, std::move(evidence), matmul->second.tflops);
-  const double fwd_peak = peak_of(sys, "sdp_fwd"), bwd_peak = peak_of(sys, "sdp_bwd");
-  calibrate::finish_attention(std::move(attention), attention_calls, fwd_peak, bwd_peak, evidence);
-  collectives = calibrate::learn_collectives(collective_calls, group_is_world, std::move(collectives), sys);
-  print_trace_evidence(evidence, matmul->second.tflops);
-  print_attention_evidence(evidence, fwd_peak, bwd_peak);
-  print_collective_evidence(collectives);
-  if (evidence.gemm.empty() && evidence.attention.empty() && collectives.fits.empty()) {
-    throw common::ConfigError(a.traces.front(), "", "nothing to learn: no GEMM or attention call with a shape and an "
-                                                    "input type (profile with torch.profiler.profile("
-                                                    "record_shapes=True)) and no collective with a message size");
-  }
-  std::map<std::string, std::map<std::string, double>> tables;
-  auto warn_above_peak = [&](const std::string& key, double eff, const std::string& op, double peak) {
-    if (eff > 1) {
-      std::fprintf(stderr, "warning: %s runs at %.2f x the %s peak of %s (%g TFLOPS): is the peak for this "
-                           "dtype?\n", key.c_str(), eff, op.c_str(), a.system.c_str(), peak);
-    }
-  };
-  for (const auto& g : evidence.gemm) {
-    tables["matmul"][g.key] = g.efficiency;
-    warn_above_peak(g.key, g.efficiency, "matmul", matmul->second.tflops);
-  }
-  // SimuMax's attention FLOPs count the full (non-causal) square, so a causal kernel may pass its peak: not warned.
-  for (const auto& at : evidence.attention) tables[at.op][at.key] = at.efficiency;
-  // Each learnt group's curve merged size by size into the base's (measured_collectives), every other kept.
-  const config::MeasuredCollectives curves = calibrate::merged_curves(sys.measured_collectives, collectives.curves);
-  size_t measured_points = 0;
-  for (const auto& [net, ops] : collectives.curves) {
-    for (const auto& [op, groups] : ops) {
-      for (const auto& [n, curve] : groups) measured_points += curve.size();
-    }
-  }
-  std::vector<report::NetworkOpUpdate> nets;
-  for (const auto& f : collectives.fits) {
-    nets.push_back({f.net, f.op, f.efficient_factor, f.latency_us, f.fixed_latency_us});
-    if (f.efficient_factor > 1) {
-      std::fprintf(stderr, "warning: networks.%s.op.%s runs at %.2f x the tier's bandwidth in %s: is this the "
-                           "trace's machine?\n", f.net.c_str(), f.op.c_str(), f.efficient_factor, a.system.c_str());
-    }
-  }
-  report::write_file_atomically(a.out, report::learnt_system_json(a.system, tables, nets, curves));
-  std::printf("wrote %s (%s with %zu matmul and %zu sdp entries, %zu network ops and %zu measured_collectives points "
-              "added or replaced, every other entry kept)\n", a.out.c_str(), a.system.c_str(), evidence.gemm.size(),
-              evidence.attention.size(), nets.size(), measured_points);
+  report::write_file_atomically(a.out,
+                                report::calibrated_system_json_text(learnt->json, a.system, fitted.calibration, note));
+  std::printf("wrote %s (%s with %s added or replaced from the traces and \"calibration\" fitted on %zu step times, "
+              "every other entry kept)\n", a.out.c_str(), a.system.c_str(), learnt->what.c_str(), cases.size());
   return 0;
 }
 
@@ -347,14 +209,17 @@ int do_calibrate_traces(const CalibrateArgs& a) {
 std::function<int()> add_calibrate(CLI::App& app) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* sub = app.add_subcommand(
-      "calibrate", "fit a machine's parameters to real runs and write a calibrated system config");
+      "calibrate", "fit a machine's parameters to real runs and write a calibrated system config: from "
+                   "traces (--trace), step times (cases, --log), or both in one run (the traces first, then the "
+                   "step times fitted on what they taught)");
   sub->add_option("cases", args->paths, "validation case files or folders (schema: shared/validation/README.md)");
   sub->add_option("--trace", args->traces, "a real PyTorch profiler trace (.json/.json.gz, record_shapes=True): "
                                            "learn each GEMM and attention shape's efficiency into --system's "
                                            "matmul and sdp tables, and each collective's bus bandwidth per group "
                                            "and size into measured_collectives and its network tier's line "
                                            "(repeatable)");
-  sub->add_option("--system", args->system, "with --trace: the base system config the learnt entries go into");
+  sub->add_option("--system", args->system, "with --trace: the base system config the learnt entries go into "
+                                            "(with cases or --log too, the system config those runs name)");
   sub->add_option("--kernel-classes", args->kernel_classes, "with --trace: the kernel class table (default: as "
                                                             "compare's)");
   sub->add_option("--log", args->logs, "SCENARIO=LOG: a scenario and the Megatron-LM log of its real run "
@@ -369,7 +234,11 @@ std::function<int()> add_calibrate(CLI::App& app) {
   sub->add_flag("!--no-leave-out", args->leave_out, "skip the leave-one-family-out check (faster)");
   return [sub, args]() {
     if (!sub->parsed()) return -1;
-    if (!args->traces.empty()) return do_calibrate_traces(*args);
+    if (!args->traces.empty() && args->system.empty()) {
+      throw common::UsageError("--trace needs --system BASE.json: the system config whose matmul peak the learnt "
+                               "efficiencies are relative to, and that they are written into");
+    }
+    if (!args->traces.empty() && args->paths.empty() && args->logs.empty()) return do_calibrate_traces(*args);
     if (args->paths.empty() && args->logs.empty()) {
       throw common::UsageError("calibrate: give validation cases, --log SCENARIO=LOG pairs, or --trace TRACE "
                                "--system BASE.json");

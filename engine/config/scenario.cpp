@@ -166,4 +166,8 @@ SystemConfig load_system_file(const std::string& path) {
   return detail::parse_system(detail::parse_json_file(path), ConfigOrigin::of(path));
 }
 
+SystemConfig load_system_text(const std::string& text, const std::string& label) {
+  return detail::parse_system(detail::parse_json_text(text, label), ConfigOrigin::of(label));
+}
+
 }  // namespace simumax::config

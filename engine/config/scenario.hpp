@@ -54,6 +54,9 @@ Scenario load_configs(const std::string& model_path, const std::string& strategy
 ModelConfig load_model_file(const std::string& path);
 StrategyConfig load_strategy_file(const std::string& path);
 SystemConfig load_system_file(const std::string& path);
+// A system config's JSON text that came from `label` (errors name it): a config built in memory, e.g. the one
+// `calibrate --trace` learnt before its step times are fitted on it.
+SystemConfig load_system_text(const std::string& text, const std::string& label);
 
 // Cross-field rules over the three configs: divisibility, group sizes, layer split, legal schedules.
 // Throws ConfigError naming the strategy (or model) file and the field at fault, with the fix.

@@ -12,14 +12,22 @@ namespace simumax::report {
 
 namespace {
 
-nlohmann::ordered_json read_object(const std::string& system_path) {
+nlohmann::ordered_json parse_object(const std::string& text, const std::string& label) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw common::ConfigError(label, "", "is not a JSON object");
+  return j;
+}
+
+std::string read_text(const std::string& system_path) {
   std::ifstream in(system_path);
   if (!in) throw common::ConfigError(system_path, "", "cannot open file");
   std::stringstream text;
   text << in.rdbuf();
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw common::ConfigError(system_path, "", "is not a JSON object");
-  return j;
+  return text.str();
+}
+
+nlohmann::ordered_json read_object(const std::string& system_path) {
+  return parse_object(read_text(system_path), system_path);
 }
 
 // The object at `path` (keys from the root), or a ConfigError naming it.
@@ -74,7 +82,12 @@ std::string learnt_system_json(const std::string& system_path,
 
 std::string calibrated_system_json(const std::string& system_path, const config::Calibration& c,
                                    const std::string& note) {
-  nlohmann::ordered_json j = read_object(system_path);
+  return calibrated_system_json_text(read_text(system_path), system_path, c, note);
+}
+
+std::string calibrated_system_json_text(const std::string& system_text, const std::string& label,
+                                        const config::Calibration& c, const std::string& note) {
+  nlohmann::ordered_json j = parse_object(system_text, label);
   nlohmann::ordered_json cal;
   cal["_note"] = note;
   cal["compute_derate"] = c.compute_derate;

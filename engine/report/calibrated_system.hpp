@@ -16,6 +16,10 @@ namespace simumax::report {
 // be read as JSON.
 std::string calibrated_system_json(const std::string& system_path, const config::Calibration& c,
                                    const std::string& note);
+// The same from the system config's JSON text (`label` names it in errors): a config learnt in memory
+// (learnt_system_json) gets its calibration byte for byte as when it was written and read back.
+std::string calibrated_system_json_text(const std::string& system_text, const std::string& label,
+                                        const config::Calibration& c, const std::string& note);
 
 // `system_path`'s JSON with accelerator.op.<op>.accurate_efficient_factor[key] = efficiency for each entry (added
 // or replaced); every other key and entry kept, in order. Throws common::ConfigError(system_path, pointer, what)

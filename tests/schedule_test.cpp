@@ -369,5 +369,15 @@ TEST(DualPipeMemory, DeepSeekV3StyleRanksHoldTwiceTheParametersAndPpPlusOneForwa
   EXPECT_EQ(dual.weight_bytes[pp / 2], 2 * base.weight_bytes[pp / 2]);
 }
 
+// summary.json names the schedule when it is not 1F1B (a 1F1B run's file keeps SimuMax's keys).
+TEST(DualPipeSummary, NamesTheScheduleInSummaryJson) {
+  config::Scenario s = config::load_scenario(kRoot + "/" + kDeepSeekCase);
+  const std::string base = report::summary_json(simulate(s, RunOptions{}).summary);
+  EXPECT_EQ(base.find("pipeline_schedule"), std::string::npos);
+  s.strategy.pipeline_schedule = config::PipelineSchedule::kDualPipe;
+  EXPECT_NE(report::summary_json(simulate(s, RunOptions{}).summary).find("\"pipeline_schedule\": \"dualpipe\""),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace simumax

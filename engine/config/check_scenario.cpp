@@ -102,14 +102,14 @@ void check_sequence(const RuleContext& c) {
 // Why DualPipe cannot run this layout, or "" (DeepSeek's DualPipe.step asserts an even number of ranks and an
 // even number of micro-batches of at least twice the ranks; it runs two stages per rank, not virtual chunks).
 std::string dualpipe_refusal(const StrategyConfig& s) {
-  if (s.interleaving_size > 1) return fmt::format("it runs with interleaving_size {}", s.interleaving_size);
-  if (s.pp_size % 2 != 0) return fmt::format("it needs an even pp_size, got {}", s.pp_size);
+  if (s.interleaving_size > 1) return fmt::format("interleaving_size is {}", s.interleaving_size);
+  if (s.pp_size % 2 != 0) return fmt::format("pp_size {} is odd", s.pp_size);
   if (s.micro_batch_num % 2 != 0 || s.micro_batch_num < 2 * s.pp_size) {
-    return fmt::format("it needs an even micro_batch_num of at least 2 * pp_size = {}, got {}", 2 * s.pp_size,
-                       s.micro_batch_num);
+    return fmt::format("micro_batch_num {} is not an even number of at least 2 * pp_size = {}", s.micro_batch_num,
+                       2 * s.pp_size);
   }
   if (s.megatron_overlap_grad_reduce || s.megatron_overlap_param_gather) {
-    return "megatron_overlap_grad_reduce / megatron_overlap_param_gather with it are not modelled";
+    return "megatron_overlap_grad_reduce or megatron_overlap_param_gather is on, which is not modelled with it";
   }
   return "";
 }
@@ -137,10 +137,10 @@ void check_schedule(const RuleContext& c) {
     const std::string why = dualpipe_refusal(s);
     if (!why.empty()) {
       c.strategy_error("pipeline_schedule",
-                       fmt::format("\"dualpipe\" cannot run this layout: {} (DualPipe holds stages r and pp_size-1-r "
-                                   "on rank r and feeds half the micro-batches from each end: pp_size even, "
-                                   "micro_batch_num even and at least 2 * pp_size, interleaving_size 1); the legal "
-                                   "choices for this layout are {}",
+                       fmt::format("\"dualpipe\" cannot run this layout: {}; DualPipe holds stages r and "
+                                   "pp_size - 1 - r on rank r and feeds half the micro-batches from each end, so it "
+                                   "needs an even pp_size, an even micro_batch_num of at least 2 * pp_size and "
+                                   "interleaving_size 1; the legal choices for this layout are {}",
                                    why, legal_schedules(s)));
     }
   }

@@ -129,6 +129,7 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
   out.straggler_ratio = c.straggler_ratio;
   out.num_tasks = g.size();
   out.fidelity = config::to_string(s.strategy.fidelity);
+  out.pipeline_schedule = config::to_string(s.strategy.pipeline_schedule);
   bool all_interpolated = true;
   out.miss_efficiency = list_misses(m, c, all_interpolated);
   out.misses_interpolated = s.strategy.megatron() && all_interpolated;

@@ -18,6 +18,12 @@ const char* to_string(ExecutorKind k) { return k == ExecutorKind::kSim ? "sim" :
 
 namespace {
 
+// One logger for every run: search calls run_step hundreds of thousands of times.
+const std::shared_ptr<spdlog::logger>& engine_log() {
+  static const auto log = common::logger("engine");
+  return log;
+}
+
 executor::Timeline run_executor(const config::Scenario& s, const graph::TaskGraph& g, const RunOptions& o) {
   if (o.executor == ExecutorKind::kFast) return executor::run_fast(g);
   executor::SimOptions so;
@@ -35,18 +41,18 @@ executor::Timeline run_executor(const config::Scenario& s, const graph::TaskGrap
 
 }  // namespace
 
-RunResult simulate(const config::Scenario& s, const RunOptions& options) {
+StepRun run_step(const config::Scenario& s, const RunOptions& options) {
   // `--log-level info` promises one line per pipeline stage (README): config, model, cost, graph, executor,
   // memory, report.
-  auto log = common::logger("engine");
+  const auto& log = engine_log();
   log->info("config: {} (world {} = tp {} x cp {} x pp {} x dp {}, {} fidelity)", s.name, s.strategy.world_size,
             s.strategy.tp_size, s.strategy.cp_size, s.strategy.pp_size, s.strategy.dp_size(),
             config::to_string(s.strategy.fidelity));
-  RunResult r;
-  r.model = model::build_step_model(s);
+  StepRun r;
+  r.model = model::build_step_model(s, options.op_cache);
   log->info("model: {} distinct chunks over {} pipeline stages, padded vocab {}", r.model.chunks.size(),
             s.strategy.pp_size, r.model.padded_vocab);
-  r.cost = cost::cost_step(s, r.model);
+  r.cost = cost::cost_step(s, r.model, options.cost_cache);
   log->info("cost: one pipeline send/recv {:.6g} ms, straggler ratio {:.6g}", r.cost.p2p.seconds * 1e3,
             r.cost.straggler_ratio);
   const double tasks = graph::estimate_tasks(s, r.model, options.lowering);
@@ -69,10 +75,16 @@ RunResult simulate(const config::Scenario& s, const RunOptions& options) {
   mo.keep_curves = options.keep_memory_curves;
   r.memory = memory::analyze_memory(r.graph, r.timeline, mo);
   log->info("memory: {} ranks analysed", r.memory.size());
+  return r;
+}
+
+RunResult simulate(const config::Scenario& s, const RunOptions& options) {
+  RunResult r;
+  static_cast<StepRun&>(r) = run_step(s, options);
   r.summary = report::summarize(s, r.model, r.cost, r.graph, r.timeline, r.memory);
   r.summary.granularity = graph::to_string(options.lowering.granularity);
   r.summary.scope = graph::to_string(options.lowering.scope);
-  log->info("report: step {:.6g} ms, peak {:.6g} GiB reserved of {:.6g} GiB", r.summary.step_time_ms,
+  engine_log()->info("report: step {:.6g} ms, peak {:.6g} GiB reserved of {:.6g} GiB", r.summary.step_time_ms,
             r.summary.peak_reserved_bytes_max / (1024.0 * 1024.0 * 1024.0), r.summary.gpu_memory_gib);
   return r;
 }

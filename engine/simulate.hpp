@@ -10,6 +10,7 @@
 #include "engine/executor/timeline.hpp"
 #include "engine/graph/lowering.hpp"
 #include "engine/memory/memory_analysis.hpp"
+#include "engine/model/op_cache.hpp"
 #include "engine/model/step_model.hpp"
 #include "engine/report/summary.hpp"
 
@@ -26,19 +27,31 @@ struct RunOptions {
   // A step whose graph::estimate_tasks is above this is refused (common::UsageError) before it is built: at
   // ~110 bytes a task, 150 M tasks take ~16 GB.
   double max_tasks = 150e6;
+  // Layers and their costs built by earlier runs that build them alike (search's evaluator keeps one of each
+  // per thread); null: built afresh.
+  model::OpCache* op_cache = nullptr;
+  cost::CostCache* cost_cache = nullptr;
 };
 
-struct RunResult {
+// The step without its summary: what search needs (the peaks, the makespan) and what the summary is made from.
+struct StepRun {
   model::StepModel model;
   cost::StepCost cost;
   graph::TaskGraph graph;
   executor::Timeline timeline;
   std::vector<memory::RankMemory> memory;
+};
+
+struct RunResult : StepRun {
   report::Summary summary;
 };
 
-// Runs one scenario end to end. `sim` runs SimGrid: one per process (SimGrid keeps global state).
-// Throws common::ConfigError for bad input, common::InternalError for our bugs.
+// The stages chained once, for every caller: model, cost, lowering, executor, memory replay. `sim` runs
+// SimGrid: one per process (SimGrid keeps global state). Throws common::ConfigError for bad input,
+// common::UsageError for a step over `max_tasks`, common::InternalError for our bugs.
+StepRun run_step(const config::Scenario& s, const RunOptions& options);
+
+// run_step, then report::summarize: one scenario end to end.
 RunResult simulate(const config::Scenario& s, const RunOptions& options);
 
 const char* to_string(ExecutorKind k);

@@ -70,16 +70,6 @@ Timing time_it(cudaStream_t stream, const TimingOptions& o, F&& launch) {
   return t;
 }
 
-void ensure_fits(size_t bytes, const std::string& what) {
-  size_t free_b = 0, total_b = 0;
-  check(cudaMemGetInfo(&free_b, &total_b), "memory info");
-  if (bytes > free_b) {
-    throw UsageError(what + " needs " + std::to_string(bytes >> 20) + " MiB, the GPU has " +
-                     std::to_string(free_b >> 20) + " MiB free of " + std::to_string(total_b >> 20) +
-                     " MiB: drop the shape or measure on a larger GPU");
-  }
-}
-
 constexpr size_t kWorkspaceBytes = 32u << 20;  // cuBLASLt's workspace, as TE gives it on Hopper
 
 struct DeviceBuffer {
@@ -91,6 +81,24 @@ struct DeviceBuffer {
 };
 
 }  // namespace
+
+void ensure_fits(size_t bytes, const std::string& what) {
+  size_t free_b = 0, total_b = 0;
+  check(cudaMemGetInfo(&free_b, &total_b), "memory info");
+  if (bytes > free_b) {
+    throw UsageError(what + " needs " + std::to_string(bytes >> 20) + " MiB, the GPU has " +
+                     std::to_string(free_b >> 20) + " MiB free of " + std::to_string(total_b >> 20) +
+                     " MiB: drop the shape or measure on a larger GPU");
+  }
+}
+
+int compute_capability() {
+  int dev = 0, major = 0, minor = 0;
+  check(cudaGetDevice(&dev), "current GPU");
+  check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "compute capability");
+  check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), "compute capability");
+  return major * 10 + minor;
+}
 
 Timing time_launches(void* stream, const TimingOptions& o, const std::function<void()>& launch) {
   return time_it(static_cast<cudaStream_t>(stream), o, launch);
@@ -147,22 +155,22 @@ std::string clocks_and_power() {
          " W, " + std::to_string(c) + " C";
 }
 
-size_t gemm_bytes(const GemmSpec& g) {
+size_t gemm_bytes(const GemmProblem& g) {
   const size_t in_elem = g.fp8 ? 1 : 2, out_elem = g.out_fp32 ? 4 : 2;
   return static_cast<size_t>(g.m * g.k + g.k * g.n) * in_elem + static_cast<size_t>(g.m * g.n) * out_elem +
          kWorkspaceBytes;
 }
 
-void check_fits(const std::vector<GemmSpec>& gemms) {
+void check_fits(const std::vector<GemmProblem>& gemms, const std::vector<AttentionProblem>& attention) {
   for (const auto& g : gemms) ensure_fits(gemm_bytes(g), "shape '" + g.label + "'");
+  for (const auto& a : attention) ensure_fits(attention_bytes(a), "attention '" + a.label + "'");
 }
 
-Timing time_gemm(const GemmSpec& g, const TimingOptions& o) {
+Timing time_gemm(const GemmProblem& g, const TimingOptions& o) {
   const bool fp8 = g.fp8, accumulate = g.accumulate, out_fp32 = g.out_fp32;
   const int64_t groups = g.groups, m = g.m, k = g.k, n = g.n;
-  bool ta = g.transpose_a, tb = g.transpose_b;
-  // fp8 cuBLASLt GEMMs need A transposed and B not (TN); other fp8 layouts are timed as TN.
-  if (fp8) ta = true, tb = false;
+  // The transposes are TE's (gemm_problem), fp8 already TN where the GPU's cuBLASLt fp8 kernels need it.
+  const bool ta = g.transa, tb = g.transb;
   const size_t in_elem = fp8 ? 1 : 2, out_elem = out_fp32 ? 4 : 2;
   const size_t a_b = static_cast<size_t>(m * k) * in_elem, b_b = static_cast<size_t>(k * n) * in_elem,
                c_b = static_cast<size_t>(m * n) * out_elem, workspace = kWorkspaceBytes;
@@ -178,7 +186,7 @@ Timing time_gemm(const GemmSpec& g, const TimingOptions& o) {
   const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa)), "transa");
   check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb)), "transb");
-  // Column-major C[m x n] = op(A)[m x k] * op(B)[k x n].
+  // Column-major D[m x n] = op(A)[m x k] * op(B)[k x n]; a transposed operand is stored k-major (lda = k).
   cublasLtMatrixLayout_t la, lb, lc;
   check(cublasLtMatrixLayoutCreate(&la, in_t, ta ? k : m, ta ? m : k, ta ? k : m), "layout A");
   check(cublasLtMatrixLayoutCreate(&lb, in_t, tb ? n : k, tb ? k : n, tb ? n : k), "layout B");

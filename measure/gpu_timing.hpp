@@ -1,6 +1,6 @@
-// The CUDA side of simumax-measure: GEMMs (cuBLASLt, the heuristic's best algorithm), HBM copies and NCCL
-// collectives timed with CUDA events, and the GPU's clock and power (NVML, loaded at run time). Every failure is a
-// common::UsageError with words (exit 2), never a bare CUDA code.
+// The CUDA side of simumax-measure: GEMMs (cuBLASLt, the heuristic's best algorithm), fused attention (cuDNN 9's
+// SDPA graphs), HBM copies and NCCL collectives timed with CUDA events, and the GPU's clock and power (NVML, loaded
+// at run time). Every failure is a common::UsageError with words (exit 2), never a bare CUDA code.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/measure/gpu_problem.hpp"
 #include "engine/measure/launch_env.hpp"
 
 namespace simumax::measure::gpu {
@@ -36,28 +37,39 @@ std::string select_gpu(const Launch& launch);
 // "sm <MHz> MHz, mem <MHz> MHz, <W> W, <C> C" from NVML, or why it is not available.
 std::string clocks_and_power();
 
-// A GEMM as a shape key describes it (measure_main.cpp translates the key); the .cu files stay C++17.
-struct GemmSpec {
-  std::string label;      // the shape key, for messages
-  int64_t groups = 1;     // b, or a grouped GEMM's ng: run one after another
-  int64_t m = 0, k = 0, n = 0;
-  bool transpose_a = false, transpose_b = false;  // the key's layout letters
-  bool accumulate = false;                        // beta = 1
-  bool out_fp32 = false;
-  bool fp8 = false;       // e4m3 inputs (timed as TN: cuBLASLt's fp8 GEMMs need it)
-};
+// The selected GPU's compute capability, major * 10 + minor (gemm_problem's fp8 layout depends on it).
+int compute_capability();
 
-// Column-major C[m x n] = op(A) op(B), `groups` times, with cuBLASLt's heuristic's best algorithm. A GEMM cuBLASLt
-// has no algorithm for on this GPU (an fp8 dtype combination it lacks) comes back untimed, with `skipped` set.
-// Throws UsageError when the operands do not fit in the free GPU memory or a CUDA call fails.
-Timing time_gemm(const GemmSpec& g, const TimingOptions& o);
+// Throws UsageError naming `what` when `bytes` exceed the GPU's free memory.
+void ensure_fits(size_t bytes, const std::string& what);
+
+// Column-major D[m x n] = op(A) op(B) (measure::gemm_problem), `groups` times, with cuBLASLt's heuristic's best
+// algorithm. A GEMM cuBLASLt has no algorithm for on this GPU (an fp8 dtype combination it lacks) comes back
+// untimed, with `skipped` set. Throws UsageError when the operands do not fit in the free GPU memory or a CUDA call
+// fails.
+Timing time_gemm(const GemmProblem& g, const TimingOptions& o);
 
 // Device memory one GEMM needs (operands, output, cuBLASLt workspace), bytes.
-size_t gemm_bytes(const GemmSpec& g);
+size_t gemm_bytes(const GemmProblem& g);
 
-// Throws UsageError naming the first GEMM that does not fit in the free GPU memory: checked before any timing, so
-// a shape list too large for the GPU fails in a second, not after minutes of measuring.
-void check_fits(const std::vector<GemmSpec>& gemms);
+// Throws UsageError naming the first GEMM or attention call that does not fit in the free GPU memory: checked
+// before any timing, so a shape list too large for the GPU fails in a second, not after minutes of measuring.
+void check_fits(const std::vector<GemmProblem>& gemms, const std::vector<AttentionProblem>& attention);
+
+// Why fused attention cannot be timed by this process (built without cuDNN 9, libcudnn.so.9 not loadable or older
+// than 9.0), or "" when it can.
+std::string attention_unavailable();
+
+// Builds (without a GPU) every tensor and operation of the attention graph time_attention runs, each finalized by
+// cuDNN, which checks their shapes, strides and types; returns cuDNN's one-line refusal, or "" when all finalize.
+// The graph, engine and plan need the GPU and are not built.
+std::string attention_graph_refusal(const AttentionProblem& a);
+
+// One fused attention call (measure::attention_problem: bf16, causal, GQA, sbhd layout) through cuDNN's SDPA
+// graph: the forward (O and the softmax statistics) or the backward (dQ, dK, dV), on the first engine of cuDNN's
+// heuristic mode A that builds. A shape cuDNN refuses comes back untimed, `skipped` giving cuDNN's one-line reason.
+// Throws UsageError when attention_unavailable() is not empty, the buffers do not fit, or a CUDA call fails.
+Timing time_attention(const AttentionProblem& a, const TimingOptions& o);
 
 // A device-to-device copy of `bytes`; GiB/s = 2 * bytes / time (read and write).
 Timing time_copy(int64_t bytes, const TimingOptions& o);

@@ -22,9 +22,13 @@ std::string select_gpu(const Launch&) {
 
 Timing time_launches(void*, const TimingOptions&, const std::function<void()>&) { unreachable(); }
 std::string clocks_and_power() { unreachable(); }
-Timing time_gemm(const GemmSpec&, const TimingOptions&) { unreachable(); }
-size_t gemm_bytes(const GemmSpec&) { unreachable(); }
-void check_fits(const std::vector<GemmSpec>&) { unreachable(); }
+int compute_capability() { unreachable(); }
+void ensure_fits(size_t, const std::string&) { unreachable(); }
+Timing time_gemm(const GemmProblem&, const TimingOptions&) { unreachable(); }
+size_t gemm_bytes(const GemmProblem&) { unreachable(); }
+void check_fits(const std::vector<GemmProblem>&, const std::vector<AttentionProblem>&) { unreachable(); }
+std::string attention_unavailable() { return select_gpu(Launch{}); }  // throws: the build has no CUDA at all
+Timing time_attention(const AttentionProblem&, const TimingOptions&) { unreachable(); }
 Timing time_copy(int64_t, const TimingOptions&) { unreachable(); }
 std::vector<CollectiveRow> time_collectives(const Launch&, const std::string&, int64_t, const TimingOptions&) {
   unreachable();

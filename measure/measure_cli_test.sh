@@ -28,6 +28,8 @@ if [ -x "$sim" ]; then
   "$sim" run "$out/scenario.json" -o "$out/run" > /dev/null || fail "simumax-sim run with the imported system exited $?"
 fi
 
+"$bin" run --help | grep -q -- '--skip-attention' || fail "run --help lacks --skip-attention"
+
 # Bad input: one line, exit 2.
 expect_error() {
   code=$1; shift
@@ -46,7 +48,11 @@ expect_error "is not in" "$bin" import --system "$src/platforms/b200_bf16.json" 
 expect_error "different numbers of ranks" env SLURM_PROCID=0 SLURM_NTASKS=12 SLURM_LOCALID=0 SLURM_TASKS_PER_NODE=8,4 \
   "$bin" run --sweep --system "$src/platforms/b200_bf16.json" -o "$out/x"
 if ! nvidia-smi -L > /dev/null 2>&1; then
-  # A build with CUDA finds no GPU; one without says what it lacks.
-  expect_error "no CUDA GPU visible\|built without the CUDA toolkit" env CUDA_VISIBLE_DEVICES= "$bin" run --sweep --system "$src/platforms/b200_bf16.json" -o "$out/x"
+  # A build with CUDA and cuDNN finds no GPU; one without says what it lacks (cuDNN first: the sweep has attention).
+  expect_error "no CUDA GPU visible\|built without the CUDA toolkit\|built without cuDNN 9\|cuDNN 9 not found" \
+    env CUDA_VISIBLE_DEVICES= "$bin" run --sweep --system "$src/platforms/b200_bf16.json" -o "$out/x"
+  # --skip-attention never asks for cuDNN.
+  expect_error "no CUDA GPU visible\|built without the CUDA toolkit" env CUDA_VISIBLE_DEVICES= \
+    "$bin" run --sweep --skip-attention --system "$src/platforms/b200_bf16.json" -o "$out/x"
 fi
 echo "measure_cli: ok"

@@ -1,5 +1,6 @@
-// simumax-measure: measures a GPU node (GEMMs, HBM, NCCL) or imports nccl-tests / SimuMax efficiency-test output,
-// and writes a SimuMax system config plus a CSV of every raw measurement (docs/measure.md).
+// simumax-measure: measures a GPU node (GEMMs, fused attention, HBM, NCCL) or imports nccl-tests / SimuMax
+// efficiency-test output, and writes a SimuMax system config plus a CSV of every raw measurement (docs/measure.md).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -10,6 +11,7 @@
 #include "engine/common/error.hpp"
 #include "engine/common/logging.hpp"
 #include "engine/config/scenario.hpp"
+#include "engine/measure/kernel_problem.hpp"
 #include "engine/measure/measurement.hpp"
 #include "engine/measure/shape_list.hpp"
 #include "engine/report/text_file.hpp"
@@ -84,48 +86,59 @@ measure::NcclInput parse_nccl_arg(const std::string& arg) {
   return in;
 }
 
-measure::gpu::GemmSpec gemm_of(const measure::Shape& s) {
-  measure::gpu::GemmSpec g;
-  g.label = s.key;
-  g.fp8 = s.compute_op.rfind("fp8_", 0) == 0;
-  g.accumulate = s.fields.at("accumulate") == "True";
-  if (s.kind == measure::ShapeKind::kGroupedGemm) {
-    g.groups = s.field("ng"), g.m = s.field("M"), g.n = s.field("N"), g.k = s.field("K");
-  } else {
-    g.groups = s.field("b"), g.m = s.field("m"), g.k = s.field("k"), g.n = s.field("n");
-    const std::string layout = s.fields.at("layout");
-    g.transpose_a = layout[0] == 'T', g.transpose_b = layout.size() > 1 && layout[1] == 'T';
-    g.out_fp32 = s.fields.at("out_dtype") == "fp32";
-  }
-  return g;
+struct ComputeCounts {
+  size_t gemms = 0, gemms_untimed = 0, attention = 0, attention_untimed = 0;
+};
+
+void untimed(const measure::Shape& s, const std::string& why, measure::Measured& m) {
+  std::fprintf(stderr, "warning: %s %s: not timed: %s\n", s.compute_op.c_str(), s.key.c_str(), why.c_str());
+  measure::add_untimed(s, why, m);
 }
 
-// Times every GEMM of `shapes` (attention is not timed yet) and the HBM copy into `m`; returns the attention
-// shapes left out.
-size_t time_compute(const std::vector<measure::Shape>& shapes, const config::SystemConfig& sys,
-                    const measure::gpu::TimingOptions& o, measure::Measured& m) {
-  std::vector<measure::Shape> gemms;
-  std::vector<measure::gpu::GemmSpec> specs;
+// Times every GEMM and attention shape of `shapes` and the HBM copy into `m`; with `skip_attention` the attention
+// shapes are listed as not timed. Throws UsageError before any timing when a shape does not fit in the GPU's memory.
+// REQUIRES: attention_unavailable() is empty unless `skip_attention` (run_gpu checks it first).
+ComputeCounts time_compute(const std::vector<measure::Shape>& shapes, const config::SystemConfig& sys,
+                           bool skip_attention, const measure::gpu::TimingOptions& o, measure::Measured& m) {
+  const int sm = measure::gpu::compute_capability();
+  std::vector<measure::Shape> gemms, attention;
+  std::vector<measure::GemmProblem> gemm_problems;
+  std::vector<measure::AttentionProblem> attention_problems;
+  ComputeCounts n;
   for (const auto& s : shapes) {
-    if (s.kind != measure::ShapeKind::kSdpFwd && s.kind != measure::ShapeKind::kSdpBwd) {
-      gemms.push_back(s), specs.push_back(gemm_of(s));
+    if (s.kind == measure::ShapeKind::kSdpFwd || s.kind == measure::ShapeKind::kSdpBwd) {
+      ++n.attention;
+      if (skip_attention) {
+        untimed(s, "--skip-attention", m), ++n.attention_untimed;
+        continue;
+      }
+      try {
+        attention_problems.push_back(measure::attention_problem(s));
+        attention.push_back(s);
+      } catch (const common::UsageError& e) {
+        untimed(s, e.what(), m), ++n.attention_untimed;
+      }
+    } else {
+      gemms.push_back(s), gemm_problems.push_back(measure::gemm_problem(s, sm));
     }
   }
-  measure::gpu::check_fits(specs);
+  n.gemms = gemms.size();
+  measure::gpu::check_fits(gemm_problems, attention_problems);
   for (size_t i = 0; i < gemms.size(); ++i) {
-    const auto& s = gemms[i];
-    const auto t = measure::gpu::time_gemm(specs[i], o);
+    const auto t = measure::gpu::time_gemm(gemm_problems[i], o);
     if (!t.skipped.empty()) {
-      std::fprintf(stderr, "warning: %s %s: not timed: %s\n", s.compute_op.c_str(), s.key.c_str(), t.skipped.c_str());
-      m.raw.push_back({measure::to_string(s.kind), s.compute_op, s.key, 0, s.flops, 0, 0, 0, 0, 0,
-                       "not timed: " + t.skipped});
-      continue;
+      untimed(gemms[i], t.skipped, m), ++n.gemms_untimed;
+    } else {
+      measure::add_compute_timing(sys, gemms[i], t.median_us, t.min_us, t.max_us, t.repetitions, m);
     }
-    const auto& op = sys.op.count(s.compute_op) ? sys.op.at(s.compute_op) : sys.op.at("default");
-    const double eff = s.flops / (op.tflops * 1e12 * t.median_us * 1e-6);
-    m.system.efficiencies[s.compute_op][s.key] = eff;
-    m.raw.push_back({measure::to_string(s.kind), s.compute_op, s.key, 0, s.flops, t.median_us, t.min_us, t.max_us,
-                     t.repetitions, eff, "measured"});
+  }
+  for (size_t i = 0; i < attention.size(); ++i) {
+    const auto t = measure::gpu::time_attention(attention_problems[i], o);
+    if (!t.skipped.empty()) {
+      untimed(attention[i], t.skipped, m), ++n.attention_untimed;
+    } else {
+      measure::add_compute_timing(sys, attention[i], t.median_us, t.min_us, t.max_us, t.repetitions, m);
+    }
   }
   const int64_t copy_bytes = 1LL << 30;
   const auto copy = measure::gpu::time_copy(copy_bytes, o);
@@ -133,7 +146,7 @@ size_t time_compute(const std::vector<measure::Shape>& shapes, const config::Sys
   m.system.hbm_gibps = gibps;
   m.raw.push_back({"hbm_copy", "copy", "device to device", copy_bytes, 0, copy.median_us, copy.min_us, copy.max_us,
                    copy.repetitions, gibps, "measured"});
-  return shapes.size() - gemms.size();
+  return n;
 }
 
 // Times the NCCL collectives among the launch's ranks and fits `tier` with them.
@@ -161,30 +174,46 @@ void time_network(const measure::Launch& launch, const config::SystemConfig& sys
 
 struct RunArgs {
   std::string system, out, tier = "high_intra_node", rendezvous = ".";
-  bool skip_nccl = false;
+  bool skip_nccl = false, skip_attention = false;
   int64_t max_bytes = 1LL << 30;
 };
 
 int run_gpu(const ScenarioArgs& a, const RunArgs& r) {
   const measure::Launch launch = measure::launch_from_env(measure::process_env());
+  const auto shapes = shapes_of(a);
+  // Checked before the GPU is touched: a build or node without cuDNN says so at once, not after the GEMMs.
+  const auto attention = std::count_if(shapes.begin(), shapes.end(), [](const measure::Shape& s) {
+    return s.kind == measure::ShapeKind::kSdpFwd || s.kind == measure::ShapeKind::kSdpBwd;
+  });
+  if (attention > 0 && !r.skip_attention) {
+    if (const std::string why = measure::gpu::attention_unavailable(); !why.empty()) {
+      throw common::UsageError("run: the shape list has " + std::to_string(attention) + " attention shapes, but " +
+                               why + "; pass --skip-attention to measure the rest");
+    }
+  }
   const std::string gpu_name = measure::gpu::select_gpu(launch);
   const config::SystemConfig sys = config::load_system_file(r.system);
   if (!r.skip_nccl && sys.networks.count(r.tier) == 0) {
     throw common::UsageError("--tier " + r.tier + ": not a network tier of " + r.system);
   }
-  const auto shapes = shapes_of(a);
   measure::Measured m;
   m.system.provenance.push_back("simumax-measure run on " + gpu_name + " (docs/measure.md)");
   m.system.provenance.push_back("before: " + measure::gpu::clocks_and_power());
   const measure::gpu::TimingOptions o;
-  const size_t attention = time_compute(shapes, sys, o, m);
+  const ComputeCounts n = time_compute(shapes, sys, r.skip_attention, o, m);
   if (!r.skip_nccl) time_network(launch, sys, r.tier, r.rendezvous, r.max_bytes, o, m);
   m.system.provenance.push_back("after: " + measure::gpu::clocks_and_power());
   std::printf("%s", measure::fit_report(m.fits).c_str());
   if (launch.rank == 0) measure::write_outputs(r.out, r.system, m);
-  std::printf("%zu GEMM shapes timed, %zu attention shapes not timed (docs/measure.md), HBM copy %.1f GiB/s; %s\n",
-              shapes.size() - attention, attention, *m.system.hbm_gibps,
-              launch.rank == 0 ? ("wrote " + r.out).c_str() : "rank 0 writes");
+  std::printf("GEMM shapes: %zu timed, %zu not; attention shapes: %zu timed, %zu not; HBM copy %.1f GiB/s; %s\n",
+              n.gemms - n.gemms_untimed, n.gemms_untimed, n.attention - n.attention_untimed, n.attention_untimed,
+              *m.system.hbm_gibps, launch.rank == 0 ? ("wrote " + r.out).c_str() : "rank 0 writes");
+  // An attention shape cuDNN refused leaves the table incomplete: the rest is written, and the exit says so.
+  if (n.attention_untimed > 0 && !r.skip_attention) {
+    std::fprintf(stderr, "error: %zu attention shapes not timed (each listed above with cuDNN's reason); the "
+                         "efficiency tables hold the rest\n", n.attention_untimed);
+    return 2;
+  }
   return 0;
 }
 
@@ -194,8 +223,9 @@ int main(int argc, char** argv) {
   CLI::App app{"simumax-measure: measure a GPU node (or import nccl-tests / SimuMax efficiency-test output) and write "
                "a SimuMax system config (docs/measure.md)"};
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 done; 2 bad input, no GPU, no NCCL, a shape too large for the GPU, a mismatched launch "
-             "(one line on stderr); 3 a bug of ours.");
+  app.footer("Exit codes: 0 done; 2 bad input, no GPU, no NCCL, no cuDNN for the attention shapes, a shape too large "
+             "for the GPU, a mismatched launch (one line on stderr), or an attention shape cuDNN refused (the rest is "
+             "written, each refused shape listed); 3 a bug of ours.");
   ScenarioArgs shapes_args, run_args;
   std::string shapes_out;
   auto* shapes = app.add_subcommand("shapes", "list the efficiency-table keys a scenario looks up (CSV)");
@@ -216,7 +246,7 @@ int main(int argc, char** argv) {
   import->add_option("-o,--out", import_out, "output folder: system.json and measurements.csv")->required();
 
   RunArgs run_opts;
-  auto* run = app.add_subcommand("run", "time this node's GEMMs, HBM and NCCL (needs a CUDA GPU)");
+  auto* run = app.add_subcommand("run", "time this node's GEMMs, fused attention, HBM and NCCL (needs a CUDA GPU)");
   add_scenario_options(run, run_args);
   run->add_option("--system", run_opts.system, "the system config to merge into")->required();
   run->add_option("-o,--out", run_opts.out, "output folder: system.json and measurements.csv")->required();
@@ -226,6 +256,8 @@ int main(int argc, char** argv) {
   run->add_option("--max-bytes", run_opts.max_bytes, "largest collective message (default 1 GiB)")
       ->check(CLI::Range(int64_t{1} << 20, int64_t{1} << 34));
   run->add_flag("--skip-nccl", run_opts.skip_nccl, "time compute and memory only");
+  run->add_flag("--skip-attention", run_opts.skip_attention,
+                "do not time fused attention (cuDNN); its shapes are listed as not timed");
   CLI11_PARSE(app, argc, argv);
   common::set_log_level("warn");
   try {

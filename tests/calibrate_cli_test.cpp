@@ -231,10 +231,52 @@ TEST(Calibrate, LearnsAttentionAndCollectivesFromATrace) {
   const auto& ar = learnt["networks"]["high_intra_node"]["op"]["all_reduce"];
   EXPECT_NEAR(ar["latency_us"].get<double>(), 20.0 / 6, 0.01);
   EXPECT_EQ(ar["fixed_latency_us_by_comm_num"]["4"], 0.0);
+  // Every message size also in measured_collectives, timed back at the megatron fidelity (printed before/after).
+  EXPECT_NE(r.out.find("simumax us    error megatron us    error"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("measured_collectives.high_intra_node.all_reduce: group 4: 3 sizes"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("2 network ops and 5 measured_collectives points"), std::string::npos) << r.out;
+  EXPECT_EQ(learnt["measured_collectives"]["high_intra_node"]["all_reduce"]["4"].size(), 3u);
   const auto s = summary_of({"run", "--model", "models/llama3-8b.json", "--strategy",
                              SIMUMAX_SHARED_DIR "/simumax-configs/strategy/tp1_pp2_dp4_mbs1.json", "--system", out},
                             dir / "run");
   EXPECT_GT(s["step_time_ms"].get<double>(), 0);
+}
+
+// Both kinds of evidence make one config with SimuMax's parameter names: what --trace learnt (the sdp tables, the
+// network line, measured_collectives) is kept, key for key, when step times then fit "calibration" on a scenario
+// that runs on it.
+TEST(Calibrate, TraceThenStepTimesWriteOneConfig) {
+  const fs::path dir = scratch("trace_then_steps");
+  const std::string learnt_path = (dir / "learnt.json").string();
+  auto r = run_cli({"calibrate", "--trace", "tests/data/compare/calibrate_attention_nccl.json", "--system",
+                    "platforms/dgx_a100.json", "-o", learnt_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto scenario = nlohmann::json::parse(read_file("scenarios/default.json"));
+  scenario["model"] = fs::absolute("models/llama3-70b.json").string();
+  scenario["system"] = learnt_path;
+  const fs::path scenario_path = dir / "scenario.json";
+  std::ofstream(scenario_path) << scenario.dump(1);
+  const double sim_ms = summary_of({"run", scenario_path.string()}, dir / "run")["step_time_ms"].get<double>();
+  std::vector<std::string> args = {"calibrate"};
+  for (int i = 0; i < 3; ++i) {
+    const fs::path log = dir / ("train" + std::to_string(i) + ".log");
+    std::ofstream(log) << " iteration        1/      30 | elapsed time per iteration (ms): 9000.0 |\n"
+                       << " iteration        2/      30 | elapsed time per iteration (ms): "
+                       << sim_ms * (1.04 + 0.01 * i) << " |\n";
+    args.insert(args.end(), {"--log", scenario_path.string() + "=" + log.string()});
+  }
+  const std::string out = (dir / "one.json").string();
+  args.insert(args.end(), {"--params", "compute_derate", "--no-leave-out", "-o", out});
+  r = run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto one = nlohmann::json::parse(read_file(out));
+  EXPECT_TRUE(one["calibration"].contains("compute_derate"));
+  one.erase("calibration");
+  EXPECT_EQ(one, nlohmann::json::parse(read_file(learnt_path)));
+  EXPECT_TRUE(one["measured_collectives"]["high_intra_node"].contains("all_reduce"));
+  EXPECT_TRUE(one["networks"]["high_intra_node"]["op"]["all_reduce"].contains("efficient_factor"));
+  EXPECT_FALSE(one["accelerator"]["op"]["sdp_fwd"]["accurate_efficient_factor"].empty());
 }
 
 // A trace with nothing to learn (no shapes, no collective; or collectives without a message) says why, exit 2,
@@ -254,6 +296,8 @@ TEST(Calibrate, TraceWithNothingToLearnOrNoSystemIsRefused) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("1 without a message size or group size"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("collectives: nothing learnt: no NCCL call records its message"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not learnt: 1 call of all_reduce: no message size or group size recorded"),
+            std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir / "x.json"));
   r = run_cli({"calibrate", "--trace", SIMUMAX_SHARED_DIR "/traces/kineto/train_8gpu_rank3.json.gz", "-o",
                (dir / "x.json").string()});

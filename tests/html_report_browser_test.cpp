@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli_runner.hpp"
+#include "tests/whatif_runs.hpp"
 
 namespace simumax::tests {
 namespace {
@@ -187,6 +188,51 @@ TEST(HtmlReportBrowser, Sim512GpuReportIsDecimatedAndOpensQuickly) {
             << attr(dom, "<body[^>]*>", "data-timings") << "\n";
   EXPECT_GT(render_ms, 0);
   fs::remove_all(dir);  // ~650 MB of trace and memory files
+}
+
+// The lanes (rank, thread) with a complete event in a trace.json.
+size_t trace_lanes(const fs::path& trace) {
+  std::map<std::pair<int64_t, int64_t>, int> lanes;
+  const Json events = Json::parse(read_file(trace))["traceEvents"];
+  for (const Json& e : events) {
+    if (e["ph"] == "X") lanes[{e["pid"].get<int64_t>(), e["tid"].get<int64_t>()}] = 1;
+  }
+  return lanes.size();
+}
+
+// A what-if of two platforms (sim runs of every rank, so that each has its busiest links): both timelines with
+// their lanes on one time axis, both step times as each run's summary.json, both runs' memory and links.
+TEST(HtmlReportBrowser, WhatIfOfTwoPlatformsDrawsBothTimelinesOnOneAxisAndBothStepTimes) {
+  const fs::path root = scratch("whatif");
+  const WhatIfRuns w = run_default_on_two_systems(root, {"--executor", "sim", "--ranks", "all", "--trace", "--memory"});
+  ASSERT_EQ(w.error, "");
+  const fs::path page = root / "whatif.html";
+  ASSERT_EQ(run_cli({"report", w.a.string(), w.b.string(), "-o", page.string(), "-q"}).exit_code, 0);
+  const std::string dom = render(page, "report_whatif", "1300,3400");
+  std::cout << "what-if page: " << fs::file_size(page) << " bytes, drawn " << attr(dom, "<body[^>]*>", "data-render-ms")
+            << " ms after navigation start: " << attr(dom, "<body[^>]*>", "data-timings") << "\n";
+  EXPECT_EQ(attr(dom, "<section id=\"whatif\"[^>]*>", "data-same-scenario"), "true");
+  const fs::path dirs[] = {w.a, w.b};
+  double longest_us = 0;
+  for (int i = 0; i < 2; ++i) {
+    const std::string side = i ? "B" : "A", id = i ? "b" : "a";
+    const Json summary = Json::parse(read_file(dirs[i] / "summary.json"));
+    longest_us = std::max(longest_us, summary["step_time_ms"].get<double>() * 1000);
+    const std::string step = "<span class=\"whatif-step\" data-run=\"" + side + "\"[^>]*>";
+    EXPECT_DOUBLE_EQ(std::stod(attr(dom, step, "data-step-time-ms")), summary["step_time_ms"].get<double>()) << side;
+    const std::string timeline = "<section id=\"timeline-" + id + "\"[^>]*>";
+    EXPECT_EQ(attr(dom, timeline, "data-lanes"), std::to_string(trace_lanes(dirs[i] / "trace.json"))) << side;
+    const size_t stages = summary["stages"].size();
+    EXPECT_EQ(attr(dom, "<section id=\"memory-" + id + "\"[^>]*>", "data-ranks"), std::to_string(stages));
+    EXPECT_NE(dom.find("<section id=\"links-" + id + "\">"), std::string::npos) << side;
+    EXPECT_EQ(all_tags(dom, "<span[^>]*data-run=\"" + side + "\"[^>]*data-fits=[^>]*>").size(), stages);
+  }
+  // One time axis: both end where the longer step does.
+  for (const char* id : {"a", "b"}) {
+    const std::string timeline = std::string("<section id=\"timeline-") + id + "\"[^>]*>";
+    EXPECT_NEAR(std::stod(attr(dom, timeline, "data-axis-end-us")), longest_us, 1e-3) << id;
+  }
+  fs::remove_all(root);
 }
 
 }  // namespace

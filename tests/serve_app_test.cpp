@@ -88,5 +88,26 @@ TEST(Serve, AppFormIsBuiltFromTheReadersSchemaWithNestedFieldsAndTheCliErrors) {
   EXPECT_NE(dom.find("<select id=\"field-strategy-fidelity\" data-pointer=\"/strategy/fidelity\">"), std::string::npos);
 }
 
+// The what-if in the app: "what-if: against system" (#whatif=...) runs the form's configs on a second system and
+// draws both side by side, each step time the CLI's for its configs.
+TEST(Serve, AppInChromiumShowsAWhatIfOfTheFormOnASecondSystem) {
+  Server s;
+  ASSERT_GT(s.port(), 0);
+  const std::string dom = app_dom(s.port(), "whatif=platforms/dgx_h100.json", "serve_whatif.png");
+  const std::string headline = "<p id=\"app-headline\"[^>]*>";
+  ASSERT_EQ(tag_attr(dom, headline, "data-state"), "ok") << dom.substr(0, 2000);
+  Json on_h100 = default_request(1);
+  on_h100["system"] = Json::parse(read_file("platforms/dgx_h100.json"));
+  Json summary;
+  ASSERT_EQ(cli_run_of(on_h100, "whatif-h100", &summary).exit_code, 0);
+  EXPECT_EQ(std::stod(tag_attr(dom, headline, "data-step-time-ms")), cli_step_time_ms(1));
+  EXPECT_EQ(std::stod(tag_attr(dom, headline, "data-whatif-step-time-ms")), summary["step_time_ms"].get<double>());
+  EXPECT_DOUBLE_EQ(std::stod(tag_attr(dom, "<span class=\"whatif-step\" data-run=\"B\"[^>]*>", "data-step-time-ms")),
+                   summary["step_time_ms"].get<double>());
+  EXPECT_EQ(tag_attr(dom, "<section id=\"timeline-a\"[^>]*>", "data-axis-end-us"),
+            tag_attr(dom, "<section id=\"timeline-b\"[^>]*>", "data-axis-end-us"));
+  EXPECT_NE(dom.find("<section id=\"memory-b\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace simumax::tests::serve

@@ -11,7 +11,6 @@
 #include "engine/common/error.hpp"
 #include "engine/common/target.hpp"
 #include "engine/config/validation_case.hpp"
-#include "engine/executor/fast_executor.hpp"
 #include "engine/search/search_bench.hpp"
 #include "engine/simulate.hpp"
 #include "tools/bench_fabric.hpp"
@@ -67,31 +66,32 @@ void report(const char* what, double value, const char* unit, double target) {
   std::printf("%-58s %10.3f %-3s %s\n", what, value, unit, common::target_verdict(value, target, true).c_str());
 }
 
+// What search does for one candidate without its caches: simulate's run_step with the fast executor over chunk
+// tasks, one rank per stage (model, cost, lowering, execution, memory replay).
+RunOptions fast_evaluation() {
+  RunOptions o;
+  o.lowering.granularity = graph::Granularity::kChunk;
+  o.lowering.scope = graph::RankScope::kStages;
+  return o;
+}
+
 // The fast evaluation of the grid line whose lowered step has the most tasks.
-void bench_largest_grid_line(const std::string& grid, std::vector<double>& scratch) {
+void bench_largest_grid_line(const std::string& grid) {
   const auto lines = config::load_grid(grid, std::filesystem::path(grid).parent_path().parent_path().string());
-  graph::LoweringOptions chunk;
-  chunk.granularity = graph::Granularity::kChunk;
+  const RunOptions o = fast_evaluation();
   size_t most = 0;
   const config::GridCase* largest = nullptr;
   for (const auto& line : lines) {
     const auto m = model::build_step_model(line.scenario);
-    const size_t tasks = graph::lower_step(line.scenario, m, cost::cost_step(line.scenario, m), chunk).size();
+    const size_t tasks = graph::lower_step(line.scenario, m, cost::cost_step(line.scenario, m), o.lowering).size();
     if (tasks > most) most = tasks, largest = &line;
   }
   if (largest == nullptr) throw common::UsageError("--grid " + grid + ": no grid line in the file");
-  const auto& big = *largest;
-  graph::LoweringOptions lo;
-  lo.granularity = graph::Granularity::kChunk;
   const int evals = 200;
   const auto t0 = Clock::now();
-  for (int i = 0; i < evals; ++i) {
-    const auto m = model::build_step_model(big.scenario);
-    const auto g = graph::lower_step(big.scenario, m, cost::cost_step(big.scenario, m), lo);
-    executor::makespan_fast(g, scratch);
-  }
+  for (int i = 0; i < evals; ++i) run_step(largest->scenario, o);
   report("fast evaluation of the largest grid line", seconds_since(t0) / evals * 1e3, "ms", 1);
-  std::printf("  (%s, %zu tasks)\n", big.id.c_str(), most);
+  std::printf("  (%s, %zu tasks)\n", largest->id.c_str(), most);
 }
 
 int do_bench(const BenchArgs& a) {
@@ -104,28 +104,19 @@ int do_bench(const BenchArgs& a) {
     }
     report("whole process, default B200 scenario (best of runs)", best * 1e3, "ms", 20);
   }
-  // 2. One fast evaluation in-process: model, cost, lowering (chunk tasks), makespan.
+  // 2. One fast evaluation in-process: model, cost, lowering (chunk tasks), execution, memory replay.
   const config::Scenario s = config::load_scenario(a.scenario);
-  std::vector<double> scratch;
   double sink = 1;
   if (a.runs("fast")) {
-    graph::LoweringOptions lo;
-    lo.granularity = graph::Granularity::kChunk;
+    const RunOptions o = fast_evaluation();
     const int evals = 2000;
     const auto t0 = Clock::now();
-    for (int i = 0; i < evals; ++i) {
-      const auto m = model::build_step_model(s);
-      const auto c = cost::cost_step(s, m);
-      const auto g = graph::lower_step(s, m, c, lo);
-      sink += executor::makespan_fast(g, scratch);
-    }
+    for (int i = 0; i < evals; ++i) sink += run_step(s, o).timeline.makespan;
     const double per_eval = seconds_since(t0) / evals;
     report("one fast evaluation in-process (chunk tasks)", per_eval * 1e6, "us", 100);
     std::printf("%-58s %10.0f /s\n", "  fast evaluations per second per core", 1.0 / per_eval);
   }
-  if (a.runs("grid") && !a.grid.empty() && std::filesystem::exists(a.grid)) {
-    bench_largest_grid_line(a.grid, scratch);
-  }
+  if (a.runs("grid") && !a.grid.empty() && std::filesystem::exists(a.grid)) bench_largest_grid_line(a.grid);
   if (a.runs("search")) std::fputs(search::bench_search_line(s).c_str(), stdout);
   // 3. Every rank of a 512-GPU step on SimGrid, in its own process.
   if (a.runs("sim")) {

@@ -194,14 +194,20 @@ void print_attention_evidence(const calibrate::TraceEvidence& e, double fwd_tflo
 
 void print_collective_evidence(const calibrate::CollectiveEvidence& c) {
   if (!c.points.empty()) {
-    std::printf("\n%-14s %5s %13s %-18s %5s %10s %10s %9s %-9s %10s %8s\n", "collective", "group", "bytes", "tier",
-                "calls", "min us", "median us", "busBW GB/s", "fit role", "learnt us", "error");
+    std::printf("\n%-14s %5s %13s %-18s %5s %10s %10s %9s %-9s %10s %8s %11s %8s\n", "collective", "group", "bytes",
+                "tier", "calls", "min us", "median us", "busBW GB/s", "line role", "simumax us", "error",
+                "megatron us", "error");
   }
   for (const auto& p : c.points) {
-    std::printf("%-14s %4lld%s %13.0f %-18s %5lld %10.1f %10.1f %9.2f %-9s %10.1f %+7.2f%%\n", p.type.c_str(),
+    std::printf("%-14s %4lld%s %13.0f %-18s %5lld %10.1f %10.1f %9.2f %-9s %10.1f %+7.2f%%", p.type.c_str(),
                 static_cast<long long>(p.group), p.group_is_world ? "*" : " ", p.bytes, p.net.c_str(),
                 static_cast<long long>(p.calls), p.min_us, p.median_us, p.bus_gbps, p.role.c_str(), p.model_us,
                 100 * (p.model_us / p.min_us - 1));
+    if (p.measured) {
+      std::printf(" %11.1f %+7.2f%%\n", p.megatron_us, 100 * (p.megatron_us / p.min_us - 1));
+    } else {
+      std::printf(" %11s %8s\n", "-", "-");
+    }
   }
   if (c.calls == 0) {
     std::printf("\ncollectives: nothing learnt: the traces have no NCCL kernel in a profiled step\n");
@@ -223,15 +229,26 @@ void print_collective_evidence(const calibrate::CollectiveEvidence& c) {
                 static_cast<long long>(c.calls_group_assumed));
   }
   if (!c.points.empty()) {
-    std::printf("fit: the efficiency from each tier's highest bus bandwidth, each group's fixed latency from its "
-                "smallest message (both reproduced: latency_us is per hop); \"check\" rows are the other messages, timed by the learnt "
-                "config\n");
+    std::printf("simumax fidelity (the line): the efficiency from each tier's highest bus bandwidth, each group's "
+                "fixed latency from its smallest message (both reproduced: latency_us is per hop); \"check\" rows "
+                "are the other messages, timed by the learnt line\n");
+    std::printf("megatron fidelity: every row's own efficiency in measured_collectives (its fastest call), timed "
+                "by the learnt config; \"-\": not learnt (see below)\n");
   }
   for (const auto& f : c.fits) {
     std::printf("networks.%s.op.%s: efficient_factor %.4f, latency_us %.3f, fixed_latency_us_by_comm_num",
                 f.net.c_str(), f.op.c_str(), f.efficient_factor, f.latency_us);
     for (const auto& [n, us] : f.fixed_latency_us) std::printf(" %lld: %.2f", static_cast<long long>(n), us);
     std::printf("\n");
+  }
+  for (const auto& [net, ops] : c.curves) {
+    for (const auto& [op, groups] : ops) {
+      std::printf("measured_collectives.%s.%s:", net.c_str(), op.c_str());
+      for (const auto& [n, curve] : groups) {
+        std::printf(" group %lld: %zu size%s", static_cast<long long>(n), curve.size(), curve.size() == 1 ? "" : "s");
+      }
+      std::printf("\n");
+    }
   }
   for (const auto& n : c.notes) std::printf("not learnt: %s\n", n.c_str());
 }
@@ -302,6 +319,14 @@ int do_calibrate_traces(const CalibrateArgs& a) {
   }
   // SimuMax's attention FLOPs count the full (non-causal) square, so a causal kernel may pass its peak: not warned.
   for (const auto& at : evidence.attention) tables[at.op][at.key] = at.efficiency;
+  // Each learnt group's curve merged size by size into the base's (measured_collectives), every other kept.
+  const config::MeasuredCollectives curves = calibrate::merged_curves(sys.measured_collectives, collectives.curves);
+  size_t measured_points = 0;
+  for (const auto& [net, ops] : collectives.curves) {
+    for (const auto& [op, groups] : ops) {
+      for (const auto& [n, curve] : groups) measured_points += curve.size();
+    }
+  }
   std::vector<report::NetworkOpUpdate> nets;
   for (const auto& f : collectives.fits) {
     nets.push_back({f.net, f.op, f.efficient_factor, f.latency_us, f.fixed_latency_us});
@@ -310,10 +335,10 @@ int do_calibrate_traces(const CalibrateArgs& a) {
                            "trace's machine?\n", f.net.c_str(), f.op.c_str(), f.efficient_factor, a.system.c_str());
     }
   }
-  report::write_file_atomically(a.out, report::learnt_system_json(a.system, tables, nets));
-  std::printf("wrote %s (%s with %zu matmul and %zu sdp entries and %zu network ops added or replaced, every other "
-              "entry kept)\n", a.out.c_str(), a.system.c_str(), evidence.gemm.size(), evidence.attention.size(),
-              nets.size());
+  report::write_file_atomically(a.out, report::learnt_system_json(a.system, tables, nets, curves));
+  std::printf("wrote %s (%s with %zu matmul and %zu sdp entries, %zu network ops and %zu measured_collectives points "
+              "added or replaced, every other entry kept)\n", a.out.c_str(), a.system.c_str(), evidence.gemm.size(),
+              evidence.attention.size(), nets.size(), measured_points);
   return 0;
 }
 
@@ -326,8 +351,9 @@ std::function<int()> add_calibrate(CLI::App& app) {
   sub->add_option("cases", args->paths, "validation case files or folders (schema: shared/validation/README.md)");
   sub->add_option("--trace", args->traces, "a real PyTorch profiler trace (.json/.json.gz, record_shapes=True): "
                                            "learn each GEMM and attention shape's efficiency into --system's "
-                                           "matmul and sdp tables, and each collective's bus bandwidth into its "
-                                           "network tier (repeatable)");
+                                           "matmul and sdp tables, and each collective's bus bandwidth per group "
+                                           "and size into measured_collectives and its network tier's line "
+                                           "(repeatable)");
   sub->add_option("--system", args->system, "with --trace: the base system config the learnt entries go into");
   sub->add_option("--kernel-classes", args->kernel_classes, "with --trace: the kernel class table (default: as "
                                                             "compare's)");

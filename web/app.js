@@ -22,6 +22,12 @@
     l.appendChild(s);
     bar.appendChild(l);
   }
+  // What-if: the same configs with another system file, drawn side by side with the form's (report_whatif.js).
+  const whatifPick = el('select', { id: 'pick-whatif' });
+  whatifPick.appendChild(el('option', { value: '' }, '(none)'));
+  const wl = el('label', {}, ' what-if: against system ');
+  wl.appendChild(whatifPick);
+  bar.appendChild(wl);
   const downloadPick = el('select', { id: 'download-file' });
   for (const f of ['scenario.json', 'summary.json', 'trace.json', 'memory_timeline.json', 'memory_snapshot.json',
     'memory_snapshot.pickle', 'report.html', 'compute_result.json', 'mem_result.json', 'base_info.json',
@@ -224,6 +230,7 @@
       const s = /^search\.([a-z_]+)=(.*)$/.exec(text);
       if (s && searchFields[s[1]]) { searchFields[s[1]].value = s[2]; continue; }
       if (text.startsWith('real=')) { realPick.value = text.slice(5); continue; }
+      if (text.startsWith('whatif=')) { whatifPick.value = text.slice(7); continue; }
       const m = /^(model|strategy|system)\.([A-Za-z0-9_.]+)=(.*)$/.exec(text);
       if (!m) continue;
       const path = m[2].split('.');
@@ -240,6 +247,7 @@
     const mine = ++seq, started = editAt;
     const r = await post('/api/run');
     const d = await r.json();
+    const other = r.ok ? await runOn(whatifPick.value) : null;
     if (mine < shown) return;  // an older answer arriving after a newer one
     shown = mine;
     for (const e of form.querySelectorAll('.field-error')) e.textContent = '';
@@ -257,14 +265,24 @@
       return;
     }
     root.textContent = '';
-    if (d.summary) R.drawSummary(d.summary);
-    if (d.timeline) R.drawTimeline(d.timeline);
-    if (d.memory) R.drawMemory(d.memory, d.summary, d.timeline ? d.timeline.end_us : d.summary.step_time_ms * 1000);
+    R.forgetTimelines();
+    if (other && other.data) {
+      R.drawWhatIf({ labels: ['the form', other.path], runs: [d, other.data], differences: { scenario: [], platform: [] },
+        note: 'B is the form with its system replaced by ' + other.path + ' (the fast executor, redrawn on every edit).' });
+    } else {
+      if (d.summary) R.drawSummary(d.summary);
+      if (d.timeline) R.drawTimeline(d.timeline);
+      if (d.memory) R.drawMemory(d.memory, d.summary, d.timeline ? d.timeline.end_us : d.summary.step_time_ms * 1000);
+    }
+    if (other && other.error) problem.textContent = 'what-if against ' + other.path + ': ' + other.error;
     const ms = performance.now() - started;
     headline.dataset.state = 'ok';
     headline.dataset.stepTimeMs = String(d.summary.step_time_ms);
     headline.dataset.updateMs = ms.toFixed(0);
+    const b = other && other.data && other.data.summary;
+    if (b) headline.dataset.whatifStepTimeMs = String(b.step_time_ms); else delete headline.dataset.whatifStepTimeMs;
     headline.textContent = 'step time ' + d.summary.step_time_ms.toFixed(2) + ' ms, MFU ' + d.summary.mfu.toFixed(4) +
+      (b ? '; with ' + other.path + ': ' + b.step_time_ms.toFixed(2) + ' ms, MFU ' + b.mfu.toFixed(4) : '') +
       ' (updated ' + ms.toFixed(0) + ' ms after the edit)';
     lastSummary = d.summary;
     while (actions.length) act(actions.shift());
@@ -275,8 +293,23 @@
     else if (a[0] === 'compare') compareButton.click();
     else if (a[0] === 'search') searchButton.click();
   }
-  const body = () => JSON.stringify({ name: state.name, model: state.model, strategy: state.strategy, system: state.system });
-  const post = (url) => fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: body() });
+  const body = (system) => JSON.stringify({ name: state.name, model: state.model, strategy: state.strategy,
+    system: system || state.system });
+  const post = (url, system) => fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: body(system) });
+  // The what-if's side B: the configs run with the system file at `path` -> {path, data} or {path, error}; null
+  // without a what-if.
+  const systems = {};
+  async function runOn(path) {
+    if (!path) return null;
+    try {
+      systems[path] = systems[path] || await getJson(path);
+      const r = await post('/api/run', systems[path]);
+      const d = await r.json();
+      return r.ok ? { path: path, data: d } : { path: path, error: d.error };
+    } catch (e) {
+      return { path: path, error: e.message };
+    }
+  }
   function showIn(draw) {
     extra.textContent = '';
     R.into = extra;
@@ -372,6 +405,8 @@
     });
     picks.models.addEventListener('change', () => pick('model', picks.models.value));
     picks.platforms.addEventListener('change', () => pick('system', picks.platforms.value));
+    for (const f of d.files.filter((x) => x.startsWith('platforms/'))) whatifPick.appendChild(el('option', { value: f }, f));
+    whatifPick.addEventListener('change', schedule);
     const first = d.files.includes('scenarios/default.json') ? 'scenarios/default.json' : picks.scenarios.value;
     picks.scenarios.value = first;
     if (first) loadScenario(first);

@@ -124,17 +124,24 @@
   }
 
   // ---- timeline ---------------------------------------------------------------------------------------------
-  // One window listener each, for the timeline drawn last (serve redraws it after every edit).
-  const windowHandlers = { mouseup: () => {}, resize: () => {} };
-  window.addEventListener('mouseup', () => windowHandlers.mouseup());
-  window.addEventListener('resize', () => windowHandlers.resize());
-  function drawTimeline(T) {
-    const s = section('timeline', 'Pipeline timeline');
+  // One window listener each, for the timelines drawn last, by section id (serve redraws them after every edit).
+  let windowHandlers = {};
+  window.addEventListener('mouseup', () => Object.values(windowHandlers).forEach((h) => h.mouseup()));
+  window.addEventListener('resize', () => Object.values(windowHandlers).forEach((h) => h.resize()));
+  function forgetTimelines() { windowHandlers = {}; }
+  // opts (a what-if draws two timelines on one axis): id and title of the section; endUs, the axis' end (default:
+  // this trace's end); view, a {t0, t1} shared with another timeline; peers, an array of draw functions that
+  // zoom and pan redraw (this timeline's is added).
+  function drawTimeline(T, opts) {
+    opts = opts || {};
+    const id = opts.id || 'timeline';
+    const s = section(id, opts.title || 'Pipeline timeline');
     const C = T.slices;
     const n = C.ts.length;
     s.dataset.lanes = String(T.lanes.length);
     s.dataset.slices = String(n);
     s.dataset.totalSlices = String(T.total_slices);
+    s.dataset.endUs = String(T.end_us);
     s.appendChild(el('p', { class: 'note' }, T.lanes.length + ' lanes (one per rank and stream), ' + n +
       ' slices. Wheel: zoom at the pointer; drag: pan; double-click: whole step. Grey on compute lanes: idle (bubble).'));
     if (T.shown_slices < T.total_slices) {
@@ -167,7 +174,10 @@
       }
     }
     const isCompute = T.lanes.map((l) => l.thread === 'compute');
-    const view = { t0: 0, t1: T.end_us > 0 ? T.end_us : 1 };
+    const fullEnd = opts.endUs || (T.end_us > 0 ? T.end_us : 1);
+    s.dataset.axisEndUs = String(fullEnd);
+    const view = opts.view || { t0: 0, t1: fullEnd };
+    const peers = opts.peers || [];
     const dpr = window.devicePixelRatio || 1;
     let W = 0, H = 0;
     function size() {
@@ -242,7 +252,7 @@
     canvas.addEventListener('mousemove', (ev) => {
       if (drag) {
         const dt = (ev.clientX - drag.x) / (W - LABEL) * (drag.t1 - drag.t0);
-        view.t0 = drag.t0 - dt; view.t1 = drag.t1 - dt; draw(); return;
+        view.t0 = drag.t0 - dt; view.t1 = drag.t1 - dt; redraw(); return;
       }
       const i = sliceAt(ev);
       if (i < 0) { untip(); return; }
@@ -254,8 +264,7 @@
     });
     canvas.addEventListener('mouseleave', untip);
     canvas.addEventListener('mousedown', (ev) => { drag = { x: ev.clientX, t0: view.t0, t1: view.t1 }; });
-    windowHandlers.mouseup = () => { drag = null; };
-    canvas.addEventListener('dblclick', () => { view.t0 = 0; view.t1 = T.end_us > 0 ? T.end_us : 1; draw(); });
+    canvas.addEventListener('dblclick', () => { view.t0 = 0; view.t1 = fullEnd; redraw(); });
     canvas.addEventListener('wheel', (ev) => {
       ev.preventDefault();
       const r = canvas.getBoundingClientRect();
@@ -263,14 +272,16 @@
       const at = view.t0 + f * (view.t1 - view.t0);
       const k = ev.deltaY > 0 ? 1.25 : 0.8;
       const span = Math.max(1e-3, (view.t1 - view.t0) * k);
-      view.t0 = at - f * span; view.t1 = view.t0 + span; draw();
+      view.t0 = at - f * span; view.t1 = view.t0 + span; redraw();
     }, { passive: false });
     scroller.addEventListener('scroll', draw);
-    windowHandlers.resize = () => { size(); draw(); };
+    windowHandlers[id] = { mouseup: () => { drag = null; }, resize: () => { size(); draw(); } };
+    peers.push(draw);
+    function redraw() { if (peers.length) peers.forEach((f) => f()); else draw(); }
     size();
     draw();
   }
 
   window.SimumaxReport = { startMs, parsedMs, D, el, svg, section, table, legend, tip, untip, gib, fixed, si, timeText, niceStep,
-    MEM_COLOURS, drawSummary, drawTimeline };
+    MEM_COLOURS, drawSummary, drawTimeline, forgetTimelines };
 })();

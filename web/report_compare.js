@@ -114,14 +114,14 @@
   }
 
   // ---- links over time: one row per link, one cell per time bucket, darker = busier ----------------------
-  function drawLinkSeries(s, Lk) {
+  function drawLinkSeries(s, Lk, id) {
     const S = Lk.series, rows = Lk.links.filter((l) => l.utilisation_series);
     if (!S || !rows.length) return;
     s.appendChild(el('h3', {}, 'Utilisation over the step'));
     const W = 980, L = 240, T = 4, RH = 14, B = 34, Rm = 20;
     const n = S.buckets, cw = (W - L - Rm) / n;
     const H = T + rows.length * RH + B;
-    const g = svg('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}`, id: 'link-series' });
+    const g = svg('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}`, id: id || 'link-series' });
     g.dataset.links = String(rows.length);
     g.dataset.buckets = String(n);
     rows.forEach((l, i) => {

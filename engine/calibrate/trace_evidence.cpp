@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <optional>
 
+#include "engine/common/error.hpp"
 #include "engine/config/strategy_config.hpp"
 #include "engine/cost/comm_cost.hpp"
+#include "engine/measure/net_fit.hpp"
 
 namespace simumax::calibrate {
 
@@ -170,10 +172,22 @@ void add_collectives(const report::KinetoProfile& profile, std::map<CollectiveKe
     ++evidence.calls;
     if (network_op_of(c.type).empty()) {
       ++evidence.calls_unmodelled;
+      ++evidence.unlearnt[c.type + ": SimuMax has no network op for this collective"];
       continue;
     }
-    if (c.bytes <= 0 || c.group < 2) {
+    // The group first: an all-gather's or reduce-scatter's size may come from its group.
+    const char* why = c.group < 0 && c.bytes <= 0
+                          ? ": no message size or group size recorded (profile with record_shapes=True, or PyTorch "
+                            ">= 2.1, whose NCCL kernels carry In msg nelems and Group size)"
+                      : c.group < 0 ? ": no group size recorded, and the trace has no distributedInfo.world_size to "
+                                      "take instead"
+                      : c.group == 1 ? ": a group of 1 rank (nothing crosses a link)"
+                      : c.bytes <= 0 ? ": no message size recorded (no In msg nelems, record_param_comms args or "
+                                       "Input Dims: profile with record_shapes=True, or PyTorch >= 2.1)"
+                                     : nullptr;
+    if (why) {
       ++evidence.calls_unsized;
+      ++evidence.unlearnt[c.type + why];
       continue;
     }
     if (c.group_is_world) ++evidence.calls_group_assumed;
@@ -205,10 +219,12 @@ std::string net_of(const config::SystemConfig& sys, int64_t n) {
 }
 
 cost::CommTime time_of(const config::SystemConfig& sys, const std::string& net, const std::string& op, int64_t group,
-                       double bytes) {
+                       double bytes, config::Fidelity fidelity = config::Fidelity::kSimuMax) {
   // All-to-all runs as an EP one (SimuMax's inter-node EP/CP rule); the others at layer stage (no DP division).
-  return cost::comm_time(sys, config::StrategyConfig{}, coll_of(op), bytes, group, net, cost::CommStage::kLayer,
-                         op == "all2all" ? "ep" : "");
+  // The simumax fidelity is the formula alone (no measured_collectives).
+  config::StrategyConfig st;
+  st.fidelity = fidelity;
+  return cost::comm_time(sys, st, coll_of(op), bytes, group, net, cost::CommStage::kLayer, op == "all2all" ? "ep" : "");
 }
 
 // At efficiency 1 and no latency, the bytes term (seconds); the latency multiplier of the group (SimuMax scales
@@ -238,8 +254,35 @@ std::string describe(const CollectivePoint& p) {
 
 }  // namespace
 
-double collective_model_us(const config::SystemConfig& sys, const CollectivePoint& p) {
-  return time_of(sys, p.net, p.op, p.group, p.bytes).seconds * 1e6;
+double collective_model_us(const config::SystemConfig& sys, const CollectivePoint& p, config::Fidelity fidelity) {
+  return time_of(sys, p.net, p.op, p.group, p.bytes, fidelity).seconds * 1e6;
+}
+
+config::MeasuredCollectives merged_curves(const config::MeasuredCollectives& base,
+                                          const config::MeasuredCollectives& curves) {
+  config::MeasuredCollectives out;
+  for (const auto& [net, ops] : curves) {
+    for (const auto& [op, groups] : ops) {
+      for (const auto& [group, curve] : groups) {
+        std::map<int64_t, double>& merged = out[net][op][group];
+        const auto n = base.find(net);
+        if (n != base.end() && n->second.contains(op) && n->second.at(op).contains(group)) {
+          merged = n->second.at(op).at(group);
+        }
+        for (const auto& [bytes, eff] : curve) merged[bytes] = eff;
+      }
+    }
+  }
+  return out;
+}
+
+config::SystemConfig with_curves(config::SystemConfig sys, const config::MeasuredCollectives& groups) {
+  for (const auto& [net, ops] : groups) {
+    for (const auto& [op, by_group] : ops) {
+      for (const auto& [group, curve] : by_group) sys.measured_collectives[net][op][group] = curve;
+    }
+  }
+  return sys;
 }
 
 config::SystemConfig with_network_fits(config::SystemConfig sys, const std::vector<NetworkFit>& fits) {
@@ -313,11 +356,43 @@ std::optional<NetworkFit> fit_tier(const std::string& net, const std::string& op
   return fit;
 }
 
+// Every point of one (tier, op) into `curves`, through simumax-measure's fit (measure::fit_collective: each point's
+// own efficiency, the engine's formula time at efficiency 1 over the real time): the fastest call of each (group,
+// size). Sets each point's `measured`; a note for what it cannot take.
+void learn_curve(const std::string& net, const std::string& op, std::vector<CollectivePoint>& points,
+                 const config::SystemConfig& base, config::MeasuredCollectives& curves,
+                 std::vector<std::string>& notes) {
+  std::map<std::pair<int64_t, int64_t>, measure::CollectivePoint> fastest;
+  for (auto& p : points) {
+    if (p.bytes != std::floor(p.bytes) || p.bytes > 9e18) {
+      notes.push_back(describe(p) + ": not a whole number of bytes: not in measured_collectives");
+      continue;
+    }
+    const auto bytes = static_cast<int64_t>(p.bytes);
+    auto [it, fresh] = fastest.try_emplace({p.group, bytes}, measure::CollectivePoint{bytes, p.group, p.min_us,
+                                                                                      describe(p)});
+    if (!fresh) it->second.time_us = std::min(it->second.time_us, p.min_us);
+    p.measured = true;
+  }
+  if (fastest.empty()) return;
+  std::vector<measure::CollectivePoint> list;
+  for (const auto& [key, point] : fastest) list.push_back(point);
+  try {
+    curves[net][op] = measure::fit_collective(base, net, coll_of(op), list, 0).curve;
+  } catch (const common::UsageError& e) {
+    for (auto& p : points) p.measured = false;
+    notes.push_back(net + " " + op + ": no per-size efficiency: " + e.what());
+  }
+}
+
 }  // namespace
 
 CollectiveEvidence learn_collectives(const std::map<CollectiveKey, std::vector<double>>& calls,
                                      const std::map<CollectiveKey, bool>& group_is_world, CollectiveEvidence evidence,
                                      const config::SystemConfig& base) {
+  for (const auto& [why, n] : evidence.unlearnt) {
+    evidence.notes.push_back(std::to_string(n) + (n == 1 ? " call of " : " calls of ") + why);
+  }
   std::map<std::pair<std::string, std::string>, std::vector<CollectivePoint>> by_tier;
   for (const auto& [key, us] : calls) {
     CollectivePoint p;
@@ -346,9 +421,12 @@ CollectiveEvidence learn_collectives(const std::map<CollectiveKey, std::vector<d
     const auto fit = fit_tier(tier.first, tier.second, points, base, evidence.notes);
     if (!fit) continue;
     evidence.fits.push_back(*fit);
-    const config::SystemConfig learnt = with_network_fits(base, {*fit});
+    learn_curve(tier.first, tier.second, points, base, evidence.curves, evidence.notes);
+    const config::SystemConfig learnt =
+        with_curves(with_network_fits(base, {*fit}), merged_curves(base.measured_collectives, evidence.curves));
     for (auto& p : points) {
-      p.model_us = collective_model_us(learnt, p);
+      p.model_us = collective_model_us(learnt, p, config::Fidelity::kSimuMax);
+      p.megatron_us = collective_model_us(learnt, p, config::Fidelity::kMegatron);
       evidence.points.push_back(p);
     }
   }

@@ -1,8 +1,9 @@
 // Calibration from real profiler traces (`simumax-sim calibrate --trace`): each shaped GEMM's and fused attention
 // call's achieved efficiency (achieved FLOP/s / the system's peak), keyed as SimuMax keys its matmul and sdp
-// tables, and each collective's bus bandwidth, fitted into its network tier's efficiency and per-group-size fixed
-// latency, so that the system config times those shapes and messages as the real machine ran them. The other
-// kind of evidence (step times) is calibrate.hpp.
+// tables, and each collective's bus bandwidth per group and message size (measured_collectives, read at the
+// megatron fidelity) and fitted into its network tier's efficiency and per-group-size fixed latency (SimuMax's line,
+// for the simumax fidelity and the sizes outside), so that the system config times those shapes and messages as the
+// real machine ran them. The other kind of evidence (step times) is calibrate.hpp.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/config/strategy_config.hpp"
 #include "engine/config/system_config.hpp"
 #include "engine/report/gemm_shape.hpp"
 #include "engine/report/kineto_insight.hpp"
@@ -98,8 +100,10 @@ struct CollectivePoint {
   double min_us = 0;         // the fastest call: the others waited longer for their peers
   double median_us = 0;
   double bus_gbps = 0;       // nccl-tests' bus bandwidth of the fastest call, GB/s (1e9 B/s)
-  std::string role;          // what the fit used it for: "bandwidth", "latency", or "check" (not fitted)
-  double model_us = 0;       // the learnt config's time for it
+  std::string role;          // what the line used it for: "bandwidth", "latency", or "check" (not on the line)
+  bool measured = false;     // written into measured_collectives (its own efficiency)
+  double model_us = 0;       // the learnt config's time for it at the simumax fidelity (the line)
+  double megatron_us = 0;    // ... at the megatron fidelity (measured_collectives within its sizes)
 };
 
 // What one (tier, op) of the system config learnt: the op's efficient_factor, its per-hop latency_us (which
@@ -114,11 +118,15 @@ struct NetworkFit {
 struct CollectiveEvidence {
   std::vector<CollectivePoint> points;  // by (net, op, group, bytes)
   std::vector<NetworkFit> fits;
+  // Every point's own efficiency (tier -> op -> group -> bytes), from measure::fit_collective, simumax-measure's
+  // fit: the fastest call of each (op, group, bytes) (a send and a recv of one size are one p2p point).
+  config::MeasuredCollectives curves;
   int64_t calls = 0;              // NCCL kernels of the profiled steps
   int64_t calls_unsized = 0;      // without a message size (no Input Dims / msg nelems) or a group size
   int64_t calls_unmodelled = 0;   // collectives SimuMax has no op for (broadcast, reduce, barrier, ...)
   int64_t calls_group_assumed = 0;  // their group size taken as the trace's world size
-  std::vector<std::string> notes;  // what could not be fitted, and why
+  std::map<std::string, int64_t> unlearnt;  // "<collective>: <why it was not learnt>" -> calls (add_collectives)
+  std::vector<std::string> notes;  // what could not be learnt, and why (learn_collectives: `unlearnt` first)
 };
 
 // SimuMax's network op for an NCCL call type ("all_to_all" -> "all2all", "send" -> "p2p"); "" for none.
@@ -133,10 +141,13 @@ void add_collectives(const report::KinetoProfile& profile, std::map<CollectiveKe
                      std::map<CollectiveKey, bool>& group_is_world, CollectiveEvidence& evidence);
 
 // Fits each (tier, op) with calls: t = bytes_term / efficient_factor + latency_us * hops(group) + fixed(group),
-// with the bytes term and hops as the system config times them (cost::comm_time, at layer stage; all-to-all as
-// an EP one). The line runs through the message with the highest bus bandwidth (the least waiting for peers) and
-// the smallest message of its group; each other group's fixed latency comes from its smallest message. Those
-// points reproduce exactly; the other messages are checks (their model_us).
+// with the bytes term and hops as the system config times them (cost::comm_time at the simumax fidelity, at layer
+// stage; all-to-all as an EP one). The line runs through the message with the highest bus bandwidth (the least
+// waiting for peers) and the smallest message of its group; each other group's fixed latency comes from its
+// smallest message. Those points reproduce exactly at the simumax fidelity; the other messages are checks (their
+// model_us). Every point also goes into `curves` (measure::fit_collective), so that at the megatron fidelity each
+// takes its own fastest time (megatron_us). The line and the curve are both computed from the base's formula
+// terms, never from a curve the base already holds.
 CollectiveEvidence learn_collectives(const std::map<CollectiveKey, std::vector<double>>& calls,
                                      const std::map<CollectiveKey, bool>& group_is_world, CollectiveEvidence evidence,
                                      const config::SystemConfig& base);
@@ -144,7 +155,17 @@ CollectiveEvidence learn_collectives(const std::map<CollectiveKey, std::vector<d
 // `base` with every fit applied (what the written config reads back as).
 config::SystemConfig with_network_fits(config::SystemConfig base, const std::vector<NetworkFit>& fits);
 
-// The config's time of one point, in microseconds.
-double collective_model_us(const config::SystemConfig& sys, const CollectivePoint& p);
+// Each group size's curve of `curves`, merged size by size into `base`'s curve of that tier, op and group size
+// (the base's other sizes kept, the learnt ones added or replaced): what calibrate --trace writes for each group
+// size it learnt (report::learnt_system_json).
+config::MeasuredCollectives merged_curves(const config::MeasuredCollectives& base,
+                                          const config::MeasuredCollectives& curves);
+
+// `sys` with each group size's curve of `groups` (merged_curves) replacing its own: what the written config reads
+// back as.
+config::SystemConfig with_curves(config::SystemConfig sys, const config::MeasuredCollectives& groups);
+
+// The config's time of one point at a fidelity, in microseconds.
+double collective_model_us(const config::SystemConfig& sys, const CollectivePoint& p, config::Fidelity fidelity);
 
 }  // namespace simumax::calibrate

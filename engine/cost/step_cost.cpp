@@ -255,6 +255,16 @@ StepCost cost_step(const config::Scenario& s, const model::StepModel& m, CostCac
   if (st.pp_size > 1) {
     sc.p2p = comm_time(s.system, st, Coll::kP2p, m.p2p_bytes, 2, sc.nets.pp, CommStage::kLayer);
   }
+  // finalize_model_grads.py: `_get_shared_word_embedding_weight` returns the table when it is shared with the
+  // output layer or MTP is on; `_allreduce_embedding_grad` all-reduces its whole main_grad (this TP rank's rows)
+  // over the embedding group, the first and last stage of each pipeline (parallel_state.py, one member when
+  // pp == 1). Position embeddings' group holds the first stage only, so GPT has no second all-reduce.
+  const bool shared_table = !s.model.untie_embeddings_and_output_weights || s.model.mtp_num_layers > 0;
+  if (st.megatron() && st.pp_size > 1 && shared_table) {
+    const double bytes = static_cast<double>(m.padded_vocab / st.tp_size) * static_cast<double>(s.model.hidden_size) *
+                         static_cast<double>(st.main_grad_bytes());
+    sc.embedding_grads = comm_time(s.system, st, Coll::kAllReduce, bytes, 2, sc.nets.pp, CommStage::kLayer);
+  }
   sc.straggler_ratio = straggler_ratio(s);
   return sc;
 }

@@ -78,6 +78,11 @@ struct StepCost {
   Nets nets;
   std::vector<ChunkCost> chunks;  // parallel to StepModel::chunks
   CommTime p2p;                   // one pipeline send/recv (zero when pp == 1)
+  // Megatron's all-reduce of the word-embedding gradient between the first and the last pipeline stage, once per
+  // step after the DP reduction (finalize_model_grads.py `_allreduce_word_embedding_grads`): the table is held
+  // twice when it is tied to the output layer or MTP's last stage builds its own. Megatron fidelity, pp > 1;
+  // zero otherwise.
+  CommTime embedding_grads;
   double straggler_ratio = 1;
 };
 

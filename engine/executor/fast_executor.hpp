@@ -10,7 +10,4 @@ namespace simumax::executor {
 // Throws common::InternalError if the DAG has a cycle (some task never becomes ready).
 Timeline run_fast(const graph::TaskGraph& g);
 
-// Only the makespan (no per-task arrays kept beyond a scratch buffer): what `bench` times.
-double makespan_fast(const graph::TaskGraph& g, std::vector<double>& scratch_ready);
-
 }  // namespace simumax::executor

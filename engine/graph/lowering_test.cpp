@@ -82,6 +82,72 @@ TEST(Lowering, TensorParallelOpGraphMatchesStagesGraph) {
   EXPECT_NEAR(executor::run_fast(all).makespan / stages, 1.0, 1e-12);
 }
 
+// finalize_model_grads.py `_allreduce_word_embedding_grads`: at megatron fidelity with pp > 1, a word-embedding
+// table shared between the first and the last stage (tied to the output layer, or MTP's) gets its main_grad rows
+// of a TP rank all-reduced between the two, once per (DP replica, TP lane), after every DP reduction and before
+// the optimizer. Untied without MTP, one stage, or the simumax fidelity: nothing.
+TEST(Lowering, SharedWordEmbeddingGradientIsAllReducedBetweenFirstAndLastStage) {
+  Fixture f("tp1_pp2_dp4_mbs1.json");
+  f.s.strategy.fidelity = config::Fidelity::kMegatron;
+  f.s.model.untie_embeddings_and_output_weights = false;
+  f.rebuild();
+  const double bytes = static_cast<double>(f.m.padded_vocab / f.s.strategy.tp_size) *
+                       static_cast<double>(f.s.model.hidden_size) * static_cast<double>(f.s.strategy.main_grad_bytes());
+  EXPECT_EQ(f.s.strategy.main_grad_bytes(), 4);
+  const auto expected = cost::comm_time(f.s.system, f.s.strategy, model::Coll::kAllReduce, bytes, 2, f.c.nets.pp,
+                                        cost::CommStage::kLayer);
+  ASSERT_GT(expected.seconds, 0);
+  EXPECT_DOUBLE_EQ(f.c.embedding_grads.seconds, expected.seconds);
+  const auto g = f.lower(Granularity::kChunk, RankScope::kAll);
+  const auto tl = executor::run_fast(g);
+  int found = 0;
+  for (uint32_t id = 0; id < g.size(); ++id) {
+    const auto& t = g.tasks[id];
+    if (g.names[t.name] != "embedding.all_reduce grads") continue;
+    ++found;
+    ASSERT_NE(t.group, kNoGroup);
+    const auto& members = g.groups[t.group];
+    ASSERT_EQ(members.size(), 2u);
+    EXPECT_EQ(g.pp_stage[members[0]], 0u);
+    EXPECT_EQ(g.pp_stage[members[1]], 1u);
+    EXPECT_DOUBLE_EQ(t.seconds, expected.seconds);
+    // After the DP reduction of both ranks, before their optimizer steps.
+    for (uint32_t other = 0; other < g.size(); ++other) {
+      const auto& o = g.tasks[other];
+      bool on_member = false;
+      g.for_each_rank(o, [&](uint32_t r) { on_member |= r == members[0] || r == members[1]; });
+      if (!on_member) continue;
+      const std::string& name = g.names[o.name];
+      if (name.rfind("dp.", 0) == 0 && name.find("grads") != std::string::npos) {
+        EXPECT_LE(tl.end[other], tl.start[id] + 1e-12) << name;
+      }
+      if (name == "optimizer.step") {
+        EXPECT_GE(tl.start[other], tl.end[id] - 1e-12);
+      }
+    }
+  }
+  EXPECT_EQ(found, 4);  // tp 1 x dp 4 pipelines
+  const double tied_step = tl.makespan;
+
+  f.s.model.untie_embeddings_and_output_weights = true;
+  f.rebuild();
+  EXPECT_EQ(f.c.embedding_grads.seconds, 0);
+  EXPECT_LT(executor::run_fast(f.lower(Granularity::kChunk, RankScope::kAll)).makespan, tied_step);
+  f.s.model.mtp_num_layers = 1;  // MTP's last stage builds its own word table
+  f.rebuild();
+  EXPECT_DOUBLE_EQ(f.c.embedding_grads.seconds, expected.seconds);
+  f.s.model.mtp_num_layers = 0;
+  f.s.model.untie_embeddings_and_output_weights = false;
+  f.s.strategy.fidelity = config::Fidelity::kSimuMax;
+  f.rebuild();
+  EXPECT_EQ(f.c.embedding_grads.seconds, 0);
+  Fixture one("tp2_pp1_dp4_mbs1.json");
+  one.s.strategy.fidelity = config::Fidelity::kMegatron;
+  one.s.model.untie_embeddings_and_output_weights = false;
+  one.rebuild();
+  EXPECT_EQ(one.c.embedding_grads.seconds, 0);
+}
+
 TEST(Lowering, GraphIsAcyclicAndEveryTaskRuns) {
   Fixture f;
   for (Granularity gr : {Granularity::kChunk, Granularity::kLayer, Granularity::kOp}) {

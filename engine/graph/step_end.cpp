@@ -57,45 +57,6 @@ DpGroups dp_groups(const std::vector<std::vector<uint32_t>>& stage_sets, int64_t
   return g;
 }
 
-// One held chunk's DP reduce, optimizer and parameter gather (those Megatron's overlap options leave here).
-struct EndOptions {
-  bool overlap_rs, overlap_ag, net, merge;
-};
-
-void end_chunk(GraphBuilder& b, const cost::ChunkCost& cc, const DpGroups& groups, const EndOptions& o) {
-  const auto& d = cc.dense_dp;
-  const auto& e = cc.moe_dp;
-  if (!o.overlap_rs) {
-    for (const auto& g : groups.dense) {
-      append_buckets(b, g, d.all_reduce_buckets, d.all_reduce, "dp.all_reduce grads", o.net, o.merge);
-      append_buckets(b, g, d.reduce_scatter_buckets, d.reduce_scatter, "dp.reduce_scatter grads", o.net, o.merge);
-    }
-    for (const auto& g : groups.expert) {
-      append_buckets(b, g, e.all_reduce_buckets, e.all_reduce, "edp.all_reduce grads", o.net, o.merge);
-      append_buckets(b, g, e.reduce_scatter_buckets, e.reduce_scatter, "edp.reduce_scatter grads", o.net, o.merge);
-    }
-  }
-  Task opt;
-  opt.kind = TaskKind::kOptimizer;
-  opt.pass = Pass::kStep;
-  opt.seconds = cc.optimizer.seconds;
-  opt.name = b.name("optimizer.step");
-  for (const auto& g : groups.dense) {
-    for (uint32_t r : g) {
-      opt.rank = r;
-      b.append(opt);
-    }
-  }
-  if (!o.overlap_ag) {
-    for (const auto& g : groups.dense) {
-      append_buckets(b, g, d.all_gather_buckets, d.all_gather, "dp.all_gather params", o.net, o.merge);
-    }
-    for (const auto& g : groups.expert) {
-      append_buckets(b, g, e.all_gather_buckets, e.all_gather, "edp.all_gather params", o.net, o.merge);
-    }
-  }
-}
-
 }  // namespace
 
 void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vector<uint32_t>>>& sets) {
@@ -129,9 +90,69 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
   barrier.group = b_.group(everyone);
   barrier.rank = 0;
   b_.append(barrier);
-  // A DualPipe rank reduces and steps both stages it holds, one after the other.
-  for (size_t stage = 0; stage < sets.size(); ++stage) {
-    for (int ci : m_.held_chunks[stage]) end_chunk(b_, c_.chunks[ci], groups[stage], {overlap_rs, overlap_ag, net, merge});
+  // Per stage: the gradients' reduction, then the optimizer and the parameters' gather. Megatron's
+  // finalize_model_grads reduces every DP bucket, then all-reduces the shared word-embedding gradient between the
+  // first and the last stage; the optimizer follows. With that all-reduce, every stage's reduction comes first.
+  // A DualPipe rank reduces, steps and gathers both stages it holds.
+  const auto reduce_chunk = [&](size_t stage, const cost::ChunkCost& cc) {
+    const auto& d = cc.dense_dp;
+    const auto& e = cc.moe_dp;
+    for (const auto& g : groups[stage].dense) {
+      append_buckets(b_, g, d.all_reduce_buckets, d.all_reduce, "dp.all_reduce grads", net, merge);
+      append_buckets(b_, g, d.reduce_scatter_buckets, d.reduce_scatter, "dp.reduce_scatter grads", net, merge);
+    }
+    for (const auto& g : groups[stage].expert) {
+      append_buckets(b_, g, e.all_reduce_buckets, e.all_reduce, "edp.all_reduce grads", net, merge);
+      append_buckets(b_, g, e.reduce_scatter_buckets, e.reduce_scatter, "edp.reduce_scatter grads", net, merge);
+    }
+  };
+  const auto reduce = [&](size_t stage) {
+    if (overlap_rs) return;
+    for (int ci : m_.held_chunks[stage]) reduce_chunk(stage, c_.chunks[ci]);
+  };
+  const auto update_chunk = [&](size_t stage, const cost::ChunkCost& cc) {
+    const auto& d = cc.dense_dp;
+    const auto& e = cc.moe_dp;
+    Task opt;
+    opt.kind = TaskKind::kOptimizer;
+    opt.pass = Pass::kStep;
+    opt.seconds = cc.optimizer.seconds;
+    opt.name = b_.name("optimizer.step");
+    for (const auto& g : groups[stage].dense) {
+      for (uint32_t r : g) {
+        opt.rank = r;
+        b_.append(opt);
+      }
+    }
+    if (!overlap_ag) {
+      for (const auto& g : groups[stage].dense) {
+        append_buckets(b_, g, d.all_gather_buckets, d.all_gather, "dp.all_gather params", net, merge);
+      }
+      for (const auto& g : groups[stage].expert) {
+        append_buckets(b_, g, e.all_gather_buckets, e.all_gather, "edp.all_gather params", net, merge);
+      }
+    }
+  };
+  const auto update = [&](size_t stage) {
+    for (int ci : m_.held_chunks[stage]) update_chunk(stage, c_.chunks[ci]);
+  };
+  if (c_.embedding_grads.seconds > 0 && sets.size() > 1) {
+    for (size_t stage = 0; stage < sets.size(); ++stage) reduce(stage);
+    // One 2-member group per (replica, TP lane): the same position on the first and the last stage.
+    const auto& first = sets.front();
+    const auto& last = sets.back();
+    for (size_t i = 0; i < first.size() && i < last.size(); ++i) {
+      for (size_t t = 0; t < first[i].size() && t < last[i].size(); ++t) {
+        append_buckets(b_, {first[i][t], last[i][t]}, 1, c_.embedding_grads, "embedding.all_reduce grads", net,
+                       false);
+      }
+    }
+    for (size_t stage = 0; stage < sets.size(); ++stage) update(stage);
+  } else {
+    for (size_t stage = 0; stage < sets.size(); ++stage) {
+      reduce(stage);
+      update(stage);
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include "engine/common/error.hpp"
 #include "engine/config/efficiency_test_output.hpp"
 #include "engine/config/scenario.hpp"
+#include "engine/measure/kernel_problem.hpp"
 #include "engine/report/text_file.hpp"
 
 namespace simumax::measure {
@@ -31,6 +32,19 @@ std::string measurements_csv(const std::vector<RawMeasurement>& rows) {
                        r.repetitions, r.value, csv_field(r.source));
   }
   return out;
+}
+
+double add_compute_timing(const config::SystemConfig& sys, const Shape& s, double median_us, double min_us,
+                          double max_us, int repetitions, Measured& m) {
+  const double eff = efficiency_for(s.flops, table_tflops(sys, s.compute_op), median_us);
+  m.system.efficiencies[s.compute_op][s.key] = eff;
+  m.raw.push_back({to_string(s.kind), s.compute_op, s.key, 0, s.flops, median_us, min_us, max_us, repetitions, eff,
+                   "measured"});
+  return eff;
+}
+
+void add_untimed(const Shape& s, const std::string& why, Measured& m) {
+  m.raw.push_back({to_string(s.kind), s.compute_op, s.key, 0, s.flops, 0, 0, 0, 0, 0, "not timed: " + why});
 }
 
 Measured import_measurements(const ImportInputs& in) {

@@ -7,6 +7,7 @@
 
 #include "engine/measure/net_fit.hpp"
 #include "engine/measure/nccl_tests.hpp"
+#include "engine/measure/shape_list.hpp"
 #include "engine/report/measured_system.hpp"
 
 namespace simumax::measure {
@@ -51,6 +52,16 @@ struct Measured {
 // Reads every input, fits each (tier, collective) and rescales imported efficiencies to the base system's peak
 // (the same time at a different tflops). Throws common::ConfigError / common::UsageError for bad input.
 Measured import_measurements(const ImportInputs& in);
+
+// A compute shape (GEMM, grouped GEMM, attention) timed on the GPU: the efficiency that makes the engine charge
+// `median_us` for the shape's FLOPs at `sys`'s peak for its table (efficiency_for over table_tflops) goes into
+// m.system.efficiencies, and a "measured" row into m.raw. Returns the efficiency.
+double add_compute_timing(const config::SystemConfig& sys, const Shape& s, double median_us, double min_us,
+                          double max_us, int repetitions, Measured& m);
+
+// A compute shape that was not timed: a row "not timed: <why>" in m.raw, no efficiency (the engine keeps its
+// fallback for that key).
+void add_untimed(const Shape& s, const std::string& why, Measured& m);
 
 // Records `fit` in `s`: the tier's op entry and its measured curve.
 void add_fit(report::MeasuredSystem& s, const NetFit& fit);

@@ -38,7 +38,8 @@ std::vector<std::pair<std::string, std::string>> key_fields(const std::string& k
 std::vector<Shape> scenario_shapes(const config::Scenario& s);
 
 // A sweep for a machine with no scenario at hand: bf16 GEMMs (all three layouts of square and transformer-like
-// m, k, n from 1024 to 16384), grouped GEMMs (8 groups), and causal-free SDP forward/backward of 128-dim heads;
+// m, k, n from 1024 to 16384), grouped GEMMs (8 groups), and SDP forward/backward of 128-dim heads (timed causal,
+// like every attention key: kernel_problem.hpp);
 // fp8 GEMMs too when `fp8`. Sorted like scenario_shapes.
 std::vector<Shape> standard_sweep(bool fp8);
 

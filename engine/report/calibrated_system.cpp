@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.hpp"
+#include "engine/report/measured_system.hpp"
 
 namespace simumax::report {
 
@@ -53,7 +54,8 @@ std::string system_with_efficiencies(const std::string& system_path, const std::
 
 std::string learnt_system_json(const std::string& system_path,
                                const std::map<std::string, std::map<std::string, double>>& tables,
-                               const std::vector<NetworkOpUpdate>& networks) {
+                               const std::vector<NetworkOpUpdate>& networks,
+                               const config::MeasuredCollectives& curves) {
   nlohmann::ordered_json j = read_object(system_path);
   for (const auto& [op, efficiencies] : tables) set_table(j, system_path, op, efficiencies);
   for (const auto& u : networks) {
@@ -66,6 +68,7 @@ std::string learnt_system_json(const std::string& system_path,
     }
     for (const auto& [n, us] : u.fixed_latency_us_by_comm_num) op["fixed_latency_us_by_comm_num"][std::to_string(n)] = us;
   }
+  put_measured_collectives(j, curves);
   return j.dump(1) + "\n";
 }
 

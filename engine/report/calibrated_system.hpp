@@ -32,11 +32,14 @@ struct NetworkOpUpdate {
 };
 
 // `system_path`'s JSON with each accelerator.op.<op>.accurate_efficient_factor[key] of `tables` ({op: {key: eff}})
-// set, and each network op's efficient_factor, latency_us and fixed_latency_us_by_comm_num[group] set; every other key and
-// entry kept, in order. Throws common::ConfigError(system_path, pointer, what) when the file is not a JSON object
-// or lacks an object an update goes into.
+// set, each network op's efficient_factor, latency_us and fixed_latency_us_by_comm_num[group] set, and each group
+// size's curve of `curves` written as measured_collectives (put_measured_collectives: the caller passes the whole
+// merged curve of each group size it learnt); every other key and entry kept, in order. Throws
+// common::ConfigError(system_path, pointer, what) when the file is not a JSON object or lacks an object an update
+// goes into.
 std::string learnt_system_json(const std::string& system_path,
                                const std::map<std::string, std::map<std::string, double>>& tables,
-                               const std::vector<NetworkOpUpdate>& networks);
+                               const std::vector<NetworkOpUpdate>& networks,
+                               const config::MeasuredCollectives& curves = {});
 
 }  // namespace simumax::report

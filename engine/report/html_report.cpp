@@ -53,9 +53,7 @@ void fill(std::string& page, std::string_view mark, std::string_view text) {
   page.replace(at_pos, mark.size(), text);
 }
 
-}  // namespace
-
-std::string report_data_json(const std::string& dir, const HtmlReportOptions& options) {
+html::Json report_data(const std::string& dir, const HtmlReportOptions& options) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw common::ConfigError(dir, "", "not a folder (expected a run or search output folder)");
   if (!has(dir, "summary.json") && !has(dir, "search.json")) {
@@ -79,7 +77,58 @@ std::string report_data_json(const std::string& dir, const HtmlReportOptions& op
     data["compare"] = html::compare_view(html::read_json_doc(at(dir, "compare.json")), options.max_compare_ops);
   }
   if (has(dir, "search.json")) data["search"] = html::search_view(html::read_json_doc(at(dir, "search.json")));
-  return data.dump();
+  return data;
+}
+
+html::Json whatif_data(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options) {
+  html::Json runs = html::Json::array();
+  for (const WhatIfRun* r : {&a, &b}) {
+    std::error_code ec;
+    if (!fs::is_directory(r->dir, ec)) {
+      throw common::ConfigError(r->dir, "", "not a folder (expected a run output folder)");
+    }
+    if (!has(r->dir, "summary.json")) {
+      throw common::ConfigError(r->dir, "", "has no summary.json: not a run output folder (a what-if compares two "
+                                            "folders `simumax-sim run` wrote)");
+    }
+    html::Json d = report_data(r->dir, options);
+    d.erase("search");  // a what-if draws the runs, not a search or compare that shares their folder
+    d.erase("compare");
+    runs.push_back(std::move(d));
+  }
+  html::Json differences = html::whatif_differences(html::read_json_doc(at(a.dir, "summary.json")),
+                                                    html::read_json_doc(at(b.dir, "summary.json")));
+  html::Json w = {{"labels", {a.label, b.label}}, {"runs", std::move(runs)}, {"differences", std::move(differences)}};
+  return {{"generator", "simumax-sim report"}, {"whatif", std::move(w)}};
+}
+
+}  // namespace
+
+std::string report_data_json(const std::string& dir, const HtmlReportOptions& options) {
+  return report_data(dir, options).dump();
+}
+
+std::vector<std::string> whatif_scenario_differences(const WhatIfRun& a, const WhatIfRun& b) {
+  for (const WhatIfRun* r : {&a, &b}) {
+    if (!has(r->dir, "summary.json")) {
+      throw common::ConfigError(r->dir, "", "has no summary.json: not a run output folder");
+    }
+  }
+  const html::Json d = html::whatif_differences(html::read_json_doc(at(a.dir, "summary.json")),
+                                                html::read_json_doc(at(b.dir, "summary.json")));
+  std::vector<std::string> out;
+  const auto text = [](const html::Json& v) {
+    return v.is_null() ? std::string("none") : v.is_string() ? v.get<std::string>() : v.dump();
+  };
+  for (const html::Json& f : d["scenario"]) {
+    out.push_back(f["field"].get<std::string>() + " (" + a.label + ": " + text(f["a"]) + ", " + b.label + ": " +
+                  text(f["b"]) + ")");
+  }
+  return out;
+}
+
+std::string whatif_data_json(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options) {
+  return whatif_data(a, b, options).dump();
 }
 
 namespace {
@@ -90,7 +139,8 @@ std::string page_of(const std::string& title, const std::string& data, const std
   fill(page, "@TITLE@", escape_html(title));
   fill(page, "/*@CSS@*/", web::kReportCss);
   fill(page, "@DATA@", script_safe(data));
-  fill(page, "/*@JS@*/", std::string(web::kReportJs) + "\n" + web::kReportCompareJs + "\n" + web::kReportChartsJs + "\n" +
+  fill(page, "/*@JS@*/", std::string(web::kReportJs) + "\n" + web::kReportCompareJs + "\n" + web::kReportWhatIfJs +
+                             "\n" + web::kReportChartsJs + "\n" +
                              extra_js);
   return page;
 }
@@ -100,6 +150,10 @@ std::string page_of(const std::string& title, const std::string& data, const std
 std::string html_report(const std::string& dir, const HtmlReportOptions& options) {
   return page_of("simumax-sim report: " + fs::path(dir).lexically_normal().filename().string(),
                  report_data_json(dir, options), "");
+}
+
+std::string html_whatif_report(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options) {
+  return page_of("simumax-sim what-if: " + a.label + " against " + b.label, whatif_data_json(a, b, options), "");
 }
 
 std::string html_app_page() {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace simumax::report {
 
@@ -25,6 +26,28 @@ struct HtmlReportOptions {
 // simumax-sim writes, and for a folder with neither summary.json nor search.json. Never echoes file contents.
 // Same files and options -> byte-identical page.
 std::string html_report(const std::string& dir, const HtmlReportOptions& options);
+
+// One side of a what-if: a run's output folder and the name the page gives it.
+struct WhatIfRun {
+  std::string dir;
+  std::string label;
+};
+
+// A what-if of two runs (`simumax-sim report DIR_A DIR_B`): the same sections as html_report for each run, side
+// by side (the summary as one table with B − A, the timelines and memory curves on one time axis, the busiest
+// links of each), and the fields in which the two differ besides the platform (the page says so and draws the
+// rest all the same). A search's or compare's part of a folder is not drawn.
+// REQUIRES: nothing; throws common::ConfigError(dir, "", ...) naming the folder and the missing file when a folder
+// is not a run output (no summary.json), and as html_report for a file that is not what simumax-sim writes.
+// Same folders, labels and options -> byte-identical page.
+std::string html_whatif_report(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options);
+
+// The fields in which the two runs' summary.json differ besides the platform (what the what-if page warns about),
+// as "parallel/tp (A: 1, B: 2)" with the runs' labels; empty for the same scenario. Throws as html_whatif_report.
+std::vector<std::string> whatif_scenario_differences(const WhatIfRun& a, const WhatIfRun& b);
+
+// The what-if page's data (what html_whatif_report inlines): for tests.
+std::string whatif_data_json(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options);
 
 // The page of `simumax-sim serve`: the report's template and scripts with web/app.js, and no data (the app
 // fetches it from the server).

@@ -69,17 +69,21 @@ std::string measured_system_json(const std::string& base_system_path, const Meas
     op["fixed_latency_us"] = 0.0;
     op.erase("fixed_latency_us_by_comm_num");
   }
-  for (const auto& [tier, colls] : m.curves) {
+  put_measured_collectives(j, m.curves);
+  if (!m.provenance.empty()) j["_measured"] = m.provenance;
+  return j.dump(1) + "\n";
+}
+
+void put_measured_collectives(Json& system, const config::MeasuredCollectives& curves) {
+  for (const auto& [tier, colls] : curves) {
     for (const auto& [coll, by_n] : colls) {
       for (const auto& [n, curve] : by_n) {
         Json c = Json::object();
         for (const auto& [bytes, eff] : curve) c[std::to_string(bytes)] = eff;
-        j["measured_collectives"][tier][coll][std::to_string(n)] = c;
+        system["measured_collectives"][tier][coll][std::to_string(n)] = c;
       }
     }
   }
-  if (!m.provenance.empty()) j["_measured"] = m.provenance;
-  return j.dump(1) + "\n";
 }
 
 }  // namespace simumax::report

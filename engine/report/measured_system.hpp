@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "engine/config/system_config.hpp"
 
 namespace simumax::report {
@@ -37,5 +39,10 @@ struct MeasuredSystem {
 // Throws common::ConfigError(base_system_path, pointer, what) when the base is not a JSON object, lacks
 // accelerator.op.default / accelerator.bandwidth.default, or lacks a fitted tier or op.
 std::string measured_system_json(const std::string& base_system_path, const MeasuredSystem& m);
+
+// Sets measured_collectives.<tier>.<coll>."<group size>" of the system JSON `system` to each curve of `curves`
+// (replacing that group size's curve; every other tier, collective and group size kept). The one writer of the
+// key: simumax-measure's system.json and calibrate --trace's config both go through it.
+void put_measured_collectives(nlohmann::ordered_json& system, const config::MeasuredCollectives& curves);
 
 }  // namespace simumax::report

@@ -10,6 +10,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/report/chrome_trace_reader.hpp"
+#include "engine/report/interval_set.hpp"
 #include "engine/report/report_views.hpp"
 
 namespace simumax::report::html {
@@ -28,6 +29,8 @@ Json compact(double v) {
 const char* const kKinds[] = {"forward", "backward",    "recompute", "tp comm",   "cp comm", "ep comm",
                               "pp send/recv", "dp comm", "optimizer", "sync", "other"};
 constexpr uint8_t kOther = 10;
+constexpr uint8_t kFirstComm = 3, kLastComm = 7;  // tp comm .. dp comm
+constexpr uint8_t kOptimizer = 8;
 
 uint8_t kind_of(const ChromeEvent& e) {
   static const std::pair<const char*, uint8_t> by_cat[] = {{"tp_comm", 3},   {"cp_comm", 4},   {"ep_comm", 5},
@@ -81,6 +84,7 @@ class TraceCollector {
     double end_us = 0;
     for (const Slice& s : slices_) end_us = std::max(end_us, s.ts_us + s.dur_us);
     const size_t total = slices_.size();
+    Json comm = comm_by_rank(order);  // from every slice, before decimation merges any
     const double merge_below_us = decimate(max_slices, end_us);
 
     Json lanes = Json::array();
@@ -115,6 +119,7 @@ class TraceCollector {
             {"names", names_},
             {"slices", std::move(cols)},
             {"end_us", end_us},
+            {"comm", std::move(comm)},
             {"total_slices", total},
             {"shown_slices", slices_.size()},
             {"merge_below_us", merge_below_us}};
@@ -146,6 +151,29 @@ class TraceCollector {
       return x.pid != y.pid ? x.pid < y.pid : key(x) < key(y);
     });
     return order;
+  }
+
+  // Per traced rank: its communication time (the union of its comm slices) and the part of it exposed, i.e.
+  // with no compute slice (forward, backward, recompute, optimizer) running on any of the rank's lanes: the
+  // definition compare uses for a real trace (step_breakdown.hpp). Columns, by rank.
+  Json comm_by_rank(const std::vector<uint32_t>& order) const {
+    std::map<int64_t, std::pair<std::vector<Interval>, std::vector<Interval>>> by_rank;  // rank -> (comm, compute)
+    for (const Slice& s : slices_) {
+      const bool is_comm = s.kind >= kFirstComm && s.kind <= kLastComm;
+      const bool is_compute = s.kind < kFirstComm || s.kind == kOptimizer;  // forward, backward, recompute
+      if (!is_comm && !is_compute) continue;
+      auto& [comm, compute] = by_rank[lanes_[order[s.lane]].pid];
+      (is_comm ? comm : compute).push_back({s.ts_us, s.ts_us + s.dur_us});
+    }
+    Json ranks = Json::array(), comm_us = Json::array(), exposed_us = Json::array();
+    for (auto& [rank, lists] : by_rank) {
+      const std::vector<Interval> comm = merge_intervals(std::move(lists.first));
+      const std::vector<Interval> compute = merge_intervals(std::move(lists.second));
+      ranks.push_back(rank);
+      comm_us.push_back(std::round(covered_length(comm) * 1000) / 1000);  // 1 ns, as the slices' lengths
+      exposed_us.push_back(std::round(uncovered_length(comm, compute) * 1000) / 1000);
+    }
+    return {{"rank", std::move(ranks)}, {"comm_us", std::move(comm_us)}, {"exposed_us", std::move(exposed_us)}};
   }
 
   // Merges runs of short slices of one kind on one lane (each shorter than w, gaps shorter than w): w doubles

@@ -32,4 +32,11 @@ Json links_view(const JsonDoc& links);
 // rank traces were compared, and peak memory against a log's.
 Json compare_view(const JsonDoc& compare, size_t max_ops);
 
+// Two runs' summary.json: {"scenario": [...], "platform": [...]}, each a list of {"field" (a JSON pointer
+// without the leading '/'), "a", "b"} where the two differ. "scenario" holds the fields that define the
+// workload (layout, batch, model size, precision, recompute, fidelity, executor, granularity, rank scope):
+// empty when the two ran the same scenario. "platform" holds the system's fields summary.json records (GPU
+// memory, the tier of each parallel group, the calibration). Values that are not scalars are shown as null.
+Json whatif_differences(const JsonDoc& a, const JsonDoc& b);
+
 }  // namespace simumax::report::html

@@ -111,6 +111,19 @@ void check_invariants(const Summary& s) {
 
 }  // namespace
 
+StepRates step_rates(const config::Scenario& s, const model::StepModel& m, double step_s) {
+  const auto& st = s.strategy;
+  StepRates r;
+  r.tokens_per_iter = st.seq_len * st.global_batch_size();
+  // SimuMax floors the per-GPU theoretical FLOPs (Python //).
+  const double theory = std::floor(m.flops_per_token * static_cast<double>(r.tokens_per_iter) /
+                                   static_cast<double>(st.world_size));
+  r.tflops_per_gpu = theory / step_s / common::kTera;
+  r.mfu = r.tflops_per_gpu / s.system.op.at("default").tflops;
+  r.tokens_per_s = static_cast<double>(r.tokens_per_iter) / step_s;
+  return r;
+}
+
 Summary summarize(const config::Scenario& s, const model::StepModel& m, const cost::StepCost& c,
                   const graph::TaskGraph& g, const executor::Timeline& tl,
                   const std::vector<memory::RankMemory>& mem) {
@@ -147,15 +160,12 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
     if (g.tasks[t].pass != graph::Pass::kStep) pp_end = std::max(pp_end, tl.end[t]);
   }
   out.pp_time_ms = common::ms(pp_end);
-  out.tokens_per_iter = st.seq_len * out.global_batch_size;
   out.flops_per_token = m.flops_per_token;
-  const double step_s = tl.makespan;
-  // SimuMax floors the per-GPU theoretical FLOPs (Python //).
-  const double theory = std::floor(m.flops_per_token * static_cast<double>(out.tokens_per_iter) /
-                                   static_cast<double>(st.world_size));
-  out.tflops_per_gpu = theory / step_s / common::kTera;
-  out.mfu = out.tflops_per_gpu / s.system.op.at("default").tflops;
-  out.tokens_per_s = static_cast<double>(out.tokens_per_iter) / step_s;
+  const StepRates rates = step_rates(s, m, tl.makespan);
+  out.tokens_per_iter = rates.tokens_per_iter;
+  out.tflops_per_gpu = rates.tflops_per_gpu;
+  out.mfu = rates.mfu;
+  out.tokens_per_s = rates.tokens_per_s;
   out.tokens_per_s_per_gpu = out.tokens_per_s / static_cast<double>(st.world_size);
   out.gpu_memory_bytes = s.system.mem_gbs * common::kGiB;
   out.gpu_memory_gib = s.system.mem_gbs;

@@ -87,6 +87,16 @@ struct Summary {
   std::vector<StageSummary> stages;
 };
 
+// Throughput and MFU of a step of `step_s` seconds, as SimuMax computes them: summarize() and search's
+// evaluator both use it.
+struct StepRates {
+  int64_t tokens_per_iter = 0;
+  double tflops_per_gpu = 0;
+  double mfu = 0;  // over the system's op "default" peak
+  double tokens_per_s = 0;
+};
+StepRates step_rates(const config::Scenario& s, const model::StepModel& m, double step_s);
+
 Summary summarize(const config::Scenario& s, const model::StepModel& m, const cost::StepCost& c,
                   const graph::TaskGraph& g, const executor::Timeline& tl,
                   const std::vector<memory::RankMemory>& mem);

@@ -3,26 +3,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <exception>
 #include <numeric>
 #include <thread>
 
-#include "engine/common/units.hpp"
-#include "engine/cost/step_cost.hpp"
-#include "engine/executor/fast_executor.hpp"
-#include "engine/graph/lowering.hpp"
-#include "engine/memory/memory_analysis.hpp"
-#include "engine/model/step_model.hpp"
+#include "engine/report/summary.hpp"
+#include "engine/simulate.hpp"
 
 namespace simumax::search {
 
 Evaluator::Evaluator(const config::Scenario& base, const JobShape& job, bool uneven_pp, size_t max_cached_blocks)
     : base_strategy_(base.strategy), job_(job), uneven_pp_(uneven_pp), max_cached_blocks_(max_cached_blocks),
-      scratch_(base) {
-  const auto it = base.system.op.find("default");
-  peak_tflops_ = it == base.system.op.end() ? 0.0 : it->second.tflops;
-}
+      scratch_(base) {}
 
 Evaluation Evaluator::evaluate(const Candidate& c) {
   Evaluation e;
@@ -41,31 +33,26 @@ Evaluation Evaluator::evaluate(const Candidate& c) {
   }
   try {
     const config::Scenario& s = scratch_;
-    const model::StepModel m = model::build_step_model(s, &op_cache_);
-    const cost::StepCost cost = cost::cost_step(s, m, &cost_cache_);
     // Chunk tasks on one rank per stage: the cheapest DAG with the same step time and memory peaks as `run`'s
     // layer tasks. Not with Megatron's overlapped DP buckets: each waits for (or holds up) the tasks that use its
     // parameters, and a chunk task uses all of them, so those candidates are lowered layer by layer, as `run` does.
     const bool dp_overlap = s.strategy.megatron_overlap_grad_reduce || s.strategy.megatron_overlap_param_gather;
-    graph::LoweringOptions lo;
-    lo.granularity = dp_overlap ? graph::Granularity::kLayer : graph::Granularity::kChunk;
-    lo.scope = graph::RankScope::kStages;
-    lo.merge_dp_buckets = true;
-    const graph::TaskGraph g = graph::lower_step(s, m, cost, lo);
-    const executor::Timeline tl = executor::run_fast(g);
-    memory::MemoryOptions mo;
-    mo.mem_factor = s.strategy.mem_factor;
-    for (const auto& rm : memory::analyze_memory(g, tl, mo)) {
+    RunOptions o;
+    o.lowering.granularity = dp_overlap ? graph::Granularity::kLayer : graph::Granularity::kChunk;
+    o.lowering.scope = graph::RankScope::kStages;
+    o.lowering.merge_dp_buckets = true;
+    o.op_cache = &op_cache_;
+    o.cost_cache = &cost_cache_;
+    const StepRun run = run_step(s, o);
+    for (const auto& rm : run.memory) {
       e.peak_alloc_bytes = std::max(e.peak_alloc_bytes, rm.peak_allocated_bytes);
       e.peak_reserved_bytes = std::max(e.peak_reserved_bytes, rm.peak_reserved_bytes);
     }
-    e.step_time_s = tl.makespan;
-    e.tasks = g.size();
-    // report::summarize's throughput and MFU, without its per-stage breakdown (a test keeps them equal).
-    const auto tokens = static_cast<double>(s.strategy.seq_len * s.strategy.global_batch_size());
-    const double theory = std::floor(m.flops_per_token * tokens / static_cast<double>(s.strategy.world_size));
-    e.tokens_per_s = tokens / e.step_time_s;
-    e.mfu = peak_tflops_ > 0 ? theory / e.step_time_s / common::kTera / peak_tflops_ : 0.0;
+    e.step_time_s = run.timeline.makespan;
+    e.tasks = run.graph.size();
+    const report::StepRates rates = report::step_rates(s, run.model, e.step_time_s);
+    e.tokens_per_s = rates.tokens_per_s;
+    e.mfu = rates.mfu;
     e.status = Status::kEvaluated;
   } catch (const common::ConfigError& err) {
     // The engine refuses a legal-looking strategy (a feature it does not model yet): a skip, with its reason.

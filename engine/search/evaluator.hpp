@@ -55,7 +55,6 @@ class Evaluator {
   JobShape job_;
   bool uneven_pp_;
   size_t max_cached_blocks_;
-  double peak_tflops_ = 0;  // system op "default": the MFU denominator
   config::Scenario scratch_;
   // Layers, embeddings and heads (and their costs) built for earlier candidates that build them alike.
   model::OpCache op_cache_;

@@ -96,10 +96,12 @@ class Result:
         self.model, self.strategy, self.features = {}, {}, []
         self.listed, self.blocking = [], []
         self.tp_pp_dp_order = False
+        self.container, self.container_effects = None, []
 
 
-def translate(config, world_size, family):
-    """REQUIRES: config is a parsed model_config.yaml; world_size > 0. Returns a Result."""
+def translate(config, world_size, family, machine=None, container=None):
+    """REQUIRES: config is a parsed model_config.yaml; world_size > 0; container is None (the environment's
+    current container) or a key of CONTAINERS (the one the golden values were recorded in). Returns a Result."""
     r = Result()
     args = {k: v for k, v in (config.get("MODEL_ARGS") or {}).items()}
     test_type = config.get("TEST_TYPE", "regular")
@@ -127,6 +129,8 @@ def translate(config, world_size, family):
     _moe(args, r)
     _strategy(args, world_size, r)
     _environment(config.get("ENV_VARS") or {}, r)
+    if container is not None:
+        _recorded_in(container, config.get("ENV_VARS") or {}, machine, r)
     r.listed.sort()
     return r
 
@@ -278,6 +282,43 @@ def _environment(env, r):
     config = env.get("CUBLAS_WORKSPACE_CONFIG")
     if config is not None:
         r.strategy["cublas_workspace_config"] = str(config)
+
+
+# Containers a golden file can have been recorded in other than its environment's current one (the importer
+# says which, tools/import_megatron_tests `recorded_in`), with the TransformerEngine version they hold.
+CONTAINERS = {
+    # The lts image until Megatron-LM 23a1dcaf (2025-11-06, "ci: Bump LTS container": .gitlab/stages/01.build.yml
+    # BASE_IMAGE nvcr.io/nvidia/pytorch:24.01-py3 -> 25.09-py3, Dockerfile.ci.lts installs no TE of its own).
+    # Released in January 2024, it holds a TE no later than v1.2.1 (2024-01-19; v1.3 is 2024-02-02).
+    "pytorch:24.01": "nvcr.io/nvidia/pytorch:24.01-py3 (TransformerEngine <= 1.2.1)",
+}
+SM80_MACHINES = {"dgx_a100"}
+
+
+def _recorded_in(container, env, machine, r):
+    """What the older container runs differently, where it changes what we model: its attention backend.
+
+    TE <= 1.2.1, transformer_engine/pytorch/attention.py DotProductAttention: with
+    NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 (`self.deterministic`), __init__ disables FlashAttention 2 ("version 2 does
+    not support deterministic execution"), and forward's determinism filter drops FusedAttention's
+    F16_arbitrary_seqlen backend on any GPU but sm90. cuDNN's F16_max512_seqlen backend needs
+    max_seqlen <= 512 (common/fused_attn/fused_attn.cpp nvte_get_fused_attn_backend). So on sm80 with a longer
+    sequence the attention is UnfusedDotProductAttention (its [b, h, s, s] scores, softmax and dropout mask kept
+    for the backward). From TE 1.3 on FlashAttention >= 2.4.1 runs deterministically, which is what the tests'
+    current containers run."""
+    if r.blocking:
+        return
+    r.container = CONTAINERS[container]
+    r.features.append("lts_" + container.split(":")[1])
+    deterministic = str(env.get("NVTE_ALLOW_NONDETERMINISTIC_ALGO", "1")) == "0"
+    s = r.strategy
+    if deterministic and machine in SM80_MACHINES and s["seq_len"] > 512 and s["use_flash_sdp"]:
+        s["use_flash_sdp"] = False
+        r.features.append("unfused_attention")
+        r.container_effects.append(
+            "NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 on sm80 with seq_len > 512: TE <= 1.2.1 runs "
+            "UnfusedDotProductAttention (FlashAttention 2 and cuDNN's arbitrary-seqlen backend are not "
+            "deterministic there), so use_flash_sdp is false")
 
 
 def _moe(args, r):

@@ -53,7 +53,29 @@ const std::vector<ErrorCase>& cases() {
       // Pipeline schedules (docs/schedules.md): a known name, and one the layout can run.
       {"UnknownPipelineSchedule", overlap_case("pipeline_schedule_unknown.json"),
        "error: tests/data/config_errors/pipeline_schedule_unknown.json: /pipeline_schedule: expected one of \"1f1b\", "
-       "\"zb-h1\", got \"zb-v\"; did you mean 'zb-h1'?"},
+       "\"zb-h1\", \"dualpipe\", got \"zb-v\"; did you mean 'zb-h1'?"},
+      {"DualPipeWithOddPipeline", overlap_case("dualpipe_odd_pp.json"),
+       "error: tests/data/config_errors/dualpipe_odd_pp.json: /pipeline_schedule: \"dualpipe\" cannot run this "
+       "layout: pp_size 3 is odd; DualPipe holds stages r and pp_size - 1 - r on rank r and feeds half the "
+       "micro-batches from each end, so it needs an even pp_size, an even micro_batch_num of at least 2 * pp_size "
+       "and interleaving_size 1; the legal choices for this layout are \"1f1b\", \"zb-h1\""},
+      {"DualPipeWithTooFewMicroBatches", overlap_case("dualpipe_few_micro_batches.json"),
+       "error: tests/data/config_errors/dualpipe_few_micro_batches.json: /pipeline_schedule: \"dualpipe\" cannot run "
+       "this layout: micro_batch_num 6 is not an even number of at least 2 * pp_size = 8; DualPipe holds stages r "
+       "and pp_size - 1 - r on rank r and feeds half the micro-batches from each end, so it needs an even pp_size, an "
+       "even micro_batch_num of at least 2 * pp_size and interleaving_size 1; the legal choices for this layout are "
+       "\"1f1b\", \"zb-h1\""},
+      {"DualPipeWithVirtualPipeline", overlap_case("dualpipe_with_vpp.json"),
+       "error: tests/data/config_errors/dualpipe_with_vpp.json: /pipeline_schedule: \"dualpipe\" cannot run this "
+       "layout: interleaving_size is 2; DualPipe holds stages r and pp_size - 1 - r on rank r and feeds half the "
+       "micro-batches from each end, so it needs an even pp_size, an even micro_batch_num of at least 2 * pp_size "
+       "and interleaving_size 1; the legal choices for this layout are \"1f1b\""},
+      {"DualPipeWithOverlappedDataParallel", overlap_case("dualpipe_with_overlapped_dp.json"),
+       "error: tests/data/config_errors/dualpipe_with_overlapped_dp.json: /pipeline_schedule: \"dualpipe\" cannot "
+       "run this layout: megatron_overlap_grad_reduce or megatron_overlap_param_gather is on, which is not modelled "
+       "with it; DualPipe holds stages r and pp_size - 1 - r on rank r and feeds half the micro-batches from each "
+       "end, so it needs an even pp_size, an even micro_batch_num of at least 2 * pp_size and interleaving_size 1; "
+       "the legal choices for this layout are \"1f1b\", \"zb-h1\""},
       {"ZeroBubbleWithVirtualPipeline", overlap_case("zb_h1_with_vpp.json"),
        "error: tests/data/config_errors/zb_h1_with_vpp.json: /pipeline_schedule: \"zb-h1\" with interleaving_size 2 is "
        "not modelled: ZB-H1 runs one model chunk per pipeline rank; with interleaving_size 2 the legal choice is "

@@ -1,5 +1,6 @@
 #include "engine/config/strategy_config.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include <spdlog/fmt/fmt.h>
@@ -10,6 +11,15 @@
 namespace simumax::config {
 
 const char* to_string(Fidelity f) { return f == Fidelity::kSimuMax ? "simumax" : "megatron"; }
+
+const char* to_string(PipelineSchedule p) {
+  switch (p) {
+    case PipelineSchedule::k1F1B: return "1f1b";
+    case PipelineSchedule::kZbH1: return "zb-h1";
+    case PipelineSchedule::kDualPipe: return "dualpipe";
+  }
+  return "?";
+}
 
 bool StrategyConfig::version_at_least(const Version& have, const Version& threshold) {
   if (!have || !threshold) return false;
@@ -126,9 +136,12 @@ void read_pipeline_and_memory(ObjectReader& r, StrategyConfig& s) {
   s.interleaving_size = r.int_or("interleaving_size", 1, Sign::kPositive);
   s.microbatch_group_size_per_vp_stage = r.optional_int("microbatch_group_size_per_vp_stage", Sign::kPositive);
   s.pp_comm_async = r.bool_or("pp_comm_async", true);
-  s.pipeline_schedule = r.choice_or("pipeline_schedule", "1f1b", {"1f1b", "zb-h1"}) == "zb-h1"
-                            ? PipelineSchedule::kZbH1
-                            : PipelineSchedule::k1F1B;
+  {
+    const std::vector<std::string> names = {to_string(PipelineSchedule::k1F1B), to_string(PipelineSchedule::kZbH1),
+                                            to_string(PipelineSchedule::kDualPipe)};
+    const std::string name = r.choice_or("pipeline_schedule", names.front(), names);
+    s.pipeline_schedule = static_cast<PipelineSchedule>(std::find(names.begin(), names.end(), name) - names.begin());
+  }
   s.enable_straggler_model = r.bool_or("enable_straggler_model", true);
   s.zero_state = r.int_or("zero_state", 1, Sign::kNonNegative);
   if (s.zero_state > 3)

@@ -57,12 +57,14 @@ void set_up_ranks(const config::Scenario& s, const model::StepModel& m, const La
     const int64_t stage = scope == RankScope::kAll ? r / per_stage : r;
     g.global_rank.push_back(static_cast<uint32_t>(scope == RankScope::kAll ? r : stage * per_stage));
     g.pp_stage.push_back(static_cast<uint32_t>(stage));
-    const auto& p = m.chunks[m.chunk_of_stage[stage]].params;
     RankStatic rs;
-    rs.weight_bytes = p.weight_bytes;
-    rs.grad_bytes = p.grad_bytes;
-    rs.optimizer_state_bytes = static_cast<int64_t>(p.optimizer_state_bytes);
-    rs.other_bytes = p.te_dummy_wgrad_bytes;
+    for (int ci : m.held_chunks[stage]) {
+      const auto& p = m.chunks[ci].params;
+      rs.weight_bytes += p.weight_bytes;
+      rs.grad_bytes += p.grad_bytes;
+      rs.optimizer_state_bytes += static_cast<int64_t>(p.optimizer_state_bytes);
+      rs.other_bytes = std::max(rs.other_bytes, p.te_dummy_wgrad_bytes);  // TE's buffers are shared by shape
+    }
     rs.workspace_bytes = m.workspace_bytes;
     g.rank_static.push_back(rs);
   }
@@ -97,7 +99,7 @@ class PipelineEmitter {
       : em_(em), b_(b), c_(c), sets_(sets), ratio_(ratio), max_transfers_(max_transfers), async_(async) {
     names_[0] = b.name("pp.send_recv.gradient");
     names_[1] = b.name("pp.send_recv.activation");
-    nodes_.assign(2 * sets.size() * sets.front().size() * static_cast<size_t>(max_transfers), kNoGroup);
+    nodes_.assign(4 * sets.size() * sets.front().size() * static_cast<size_t>(max_transfers), kNoGroup);
   }
 
   void run(const std::vector<Program>& programs) {
@@ -111,8 +113,9 @@ class PipelineEmitter {
     const auto& lanes = sets_[r][set];
     // NCCL matches the sends and receives between two ranks by order, not by content: the n-th send from
     // A to B meets B's n-th receive from A (Megatron relies on it when micro-batch groups exceed pp).
-    // A rank sends and receives each direction with one peer, so (direction, sending?) names the stream.
-    int sequence[2][2] = {{0, 0}, {0, 0}};
+    // A rank sends and receives each pass's transfers with at most one peer on each side (DualPipe with both),
+    // so (pass, sending?, towards the higher rank?) names the stream.
+    int sequence[2][2][2] = {};
     // A W consumes nothing from the pipeline: an asynchronous receive is waited for by the next other compute.
     std::vector<std::pair<uint32_t, uint32_t>> held;  // (lane, transfer)
     for (size_t i = 0; i < prog.steps.size(); ++i) {
@@ -131,7 +134,7 @@ class PipelineEmitter {
         // them; sends leave as soon as their data exists and hold nothing up.
         for (uint32_t i = 0; i < step.num_comms; ++i) {
           const P2p& p = prog.comms[step.first_comm + i];
-          const int seq = sequence[p.forward][p.sender == r]++;
+          const int seq = sequence[p.forward][p.sender == r][upward(p)]++;
           const uint32_t first = transfer(p, seq, set);
           for (size_t l = 0; l < lanes.size(); ++l) {
             if (p.sender == r) {
@@ -147,7 +150,7 @@ class PipelineEmitter {
         for (uint32_t lane : lanes) b_.begin_batch(lane);
         for (uint32_t i = 0; i < step.num_comms; ++i) {
           const P2p& p = prog.comms[step.first_comm + i];
-          const int seq = sequence[p.forward][p.sender == r]++;
+          const int seq = sequence[p.forward][p.sender == r][upward(p)]++;
           const uint32_t first = transfer(p, seq, set);
           for (size_t l = 0; l < lanes.size(); ++l) b_.join_batch(lanes[l], first + static_cast<uint32_t>(l));
         }
@@ -158,9 +161,12 @@ class PipelineEmitter {
 
   // The transfer's node for the first lane of the set (the other lanes' follow it), created by whichever
   // side reaches it first.
+  static int upward(const P2p& p) { return p.receiver > p.sender ? 1 : 0; }
+
   uint32_t transfer(const P2p& p, int seq, size_t set) {
-    const size_t key = ((static_cast<size_t>(p.forward) * sets_.size() + static_cast<size_t>(p.sender)) *
-                            sets_.front().size() + set) * static_cast<size_t>(max_transfers_) + static_cast<size_t>(seq);
+    const size_t stream = static_cast<size_t>(2 * p.forward + upward(p));
+    const size_t key = ((stream * sets_.size() + static_cast<size_t>(p.sender)) * sets_.front().size() + set) *
+                           static_cast<size_t>(max_transfers_) + static_cast<size_t>(seq);
     uint32_t& first = nodes_[key];
     if (first != kNoGroup) return first;
     const auto& from = sets_[p.sender][set];
@@ -208,13 +214,9 @@ TaskGraph lower_step(const config::Scenario& s, const model::StepModel& m, const
   b.reserve(static_cast<size_t>(4 * st.micro_batch_num * m.virtual_chunks()) * g.num_ranks + 256);
   const auto sets = lane_sets(lay, options.scope);
   StageEmitter em(b, s, m, c, options);
-  const int pp = static_cast<int>(st.pp_size), mbc = static_cast<int>(st.micro_batch_num);
-  const int vp = m.virtual_chunks();
-  const int group = static_cast<int>(st.microbatch_group_size_per_vp_stage.value_or(pp));
-  const auto programs = st.pipeline_schedule == config::PipelineSchedule::kZbH1 ? zb_h1(pp, mbc)
-                        : vp > 1 ? interleaved_one_f_one_b(pp, vp, mbc, group)
-                                 : one_f_one_b(pp, mbc);
-  PipelineEmitter(em, b, c, sets, c.straggler_ratio, mbc * vp, st.megatron_overlap_p2p_comm).run(programs);
+  const int mbc = static_cast<int>(st.micro_batch_num);
+  PipelineEmitter(em, b, c, sets, c.straggler_ratio, mbc * m.virtual_chunks(), st.megatron_overlap_p2p_comm)
+      .run(schedule_programs(st));
   em.step_end(lay.tp, sets);
   b.finish();
   return g;
@@ -239,7 +241,7 @@ double estimate_tasks(const config::Scenario& s, const model::StepModel& m, cons
     per_pass = std::max(per_pass, n);
   }
   // Forward and backward, or forward, B and W (zero-bubble).
-  const double kinds = st.pipeline_schedule == config::PipelineSchedule::kZbH1 ? 3.0 : 2.0;
+  const double kinds = splits_backward(st.pipeline_schedule) ? 3.0 : 2.0;
   const double passes = kinds * static_cast<double>(st.micro_batch_num) * m.virtual_chunks();
   return ranks * (passes * (per_pass + 2) + 16);  // + 2: the send and receive of a chunk; + 16: DP, optimizer
 }

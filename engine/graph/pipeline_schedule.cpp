@@ -109,4 +109,18 @@ std::vector<Program> zb_h1(int pp, int mbc) {
   return programs;
 }
 
+std::vector<Program> schedule_programs(const config::StrategyConfig& st) {
+  const int pp = static_cast<int>(st.pp_size), mbc = static_cast<int>(st.micro_batch_num);
+  const int vp = static_cast<int>(st.interleaving_size);
+  switch (st.pipeline_schedule) {
+    case config::PipelineSchedule::kZbH1: return zb_h1(pp, mbc);
+    case config::PipelineSchedule::kDualPipe: return dualpipe(pp, mbc);
+    case config::PipelineSchedule::k1F1B: break;
+  }
+  if (vp <= 1) return one_f_one_b(pp, mbc);
+  return interleaved_one_f_one_b(pp, vp, mbc, static_cast<int>(st.microbatch_group_size_per_vp_stage.value_or(pp)));
+}
+
+bool splits_backward(config::PipelineSchedule p) { return p != config::PipelineSchedule::k1F1B; }
+
 }  // namespace simumax::graph

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/config/strategy_config.hpp"
+
 namespace simumax::graph {
 
 // One transfer of a micro-batch's activation (forward) or gradient (backward) to the virtual stage `target`.
@@ -63,5 +65,19 @@ std::vector<Program> interleaved_one_f_one_b(int pp, int vp, int mbc, int group)
 // runtime (blocking ones would hold each B's send until the previous stage is done with its W).
 // REQUIRES: pp >= 1, mbc >= 1.
 std::vector<Program> zb_h1(int pp, int mbc);
+
+// DualPipe (DeepSeek-V3 technical report, section 3.2.1, and DeepSeek's DualPipe.step): rank r holds stage r
+// (chunk 0) and its mirror, stage pp - 1 - r (chunk 1); micro-batches 0 .. mbc/2 - 1 enter at rank 0 and run
+// the stages forward, mbc/2 .. mbc - 1 enter at rank pp - 1 and run them from the other end. Its eight parts
+// (warm-up forwards, F0F1, B1W1F1, the main F0B1F1B0, B1F1B0, B1B0, WB0, W) and batched blocking transfers
+// follow DualPipe's code; the backwards it runs zero-bubble are split into B and a W queued in order.
+// Each F&B pair runs its forward then its backward (not overlapped). REQUIRES: pp even, mbc even, mbc >= 2 pp.
+std::vector<Program> dualpipe(int pp, int mbc);
+
+// The programs of the strategy's schedule (its one registration point).
+// REQUIRES: config::check_scenario passed.
+std::vector<Program> schedule_programs(const config::StrategyConfig& st);
+// Whether the schedule splits backwards into B and W (the emitter then builds the split).
+bool splits_backward(config::PipelineSchedule p);
 
 }  // namespace simumax::graph

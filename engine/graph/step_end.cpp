@@ -93,9 +93,8 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
   // Per stage: the gradients' reduction, then the optimizer and the parameters' gather. Megatron's
   // finalize_model_grads reduces every DP bucket, then all-reduces the shared word-embedding gradient between the
   // first and the last stage; the optimizer follows. With that all-reduce, every stage's reduction comes first.
-  const auto reduce = [&](size_t stage) {
-    if (overlap_rs) return;
-    const auto& cc = c_.chunks[m_.chunk_of_stage[stage]];
+  // A DualPipe rank reduces, steps and gathers both stages it holds.
+  const auto reduce_chunk = [&](size_t stage, const cost::ChunkCost& cc) {
     const auto& d = cc.dense_dp;
     const auto& e = cc.moe_dp;
     for (const auto& g : groups[stage].dense) {
@@ -107,8 +106,11 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
       append_buckets(b_, g, e.reduce_scatter_buckets, e.reduce_scatter, "edp.reduce_scatter grads", net, merge);
     }
   };
-  const auto update = [&](size_t stage) {
-    const auto& cc = c_.chunks[m_.chunk_of_stage[stage]];
+  const auto reduce = [&](size_t stage) {
+    if (overlap_rs) return;
+    for (int ci : m_.held_chunks[stage]) reduce_chunk(stage, c_.chunks[ci]);
+  };
+  const auto update_chunk = [&](size_t stage, const cost::ChunkCost& cc) {
     const auto& d = cc.dense_dp;
     const auto& e = cc.moe_dp;
     Task opt;
@@ -130,6 +132,9 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
         append_buckets(b_, g, e.all_gather_buckets, e.all_gather, "edp.all_gather params", net, merge);
       }
     }
+  };
+  const auto update = [&](size_t stage) {
+    for (int ci : m_.held_chunks[stage]) update_chunk(stage, c_.chunks[ci]);
   };
   if (c_.embedding_grads.seconds > 0 && sets.size() > 1) {
     for (size_t stage = 0; stage < sets.size(); ++stage) reduce(stage);

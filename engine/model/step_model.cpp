@@ -162,12 +162,25 @@ void add_virtual_chunks(const config::Scenario& s, const Builders& bs, StepModel
   const int pp = static_cast<int>(st.pp_size), vp = static_cast<int>(st.interleaving_size);
   sm.compute_chunks.assign(pp, {});
   sm.first_layer.assign(pp, {});
+  sm.held_chunks.assign(pp, {});
+  for (int r = 0; r < pp; ++r) sm.held_chunks[r] = {sm.chunk_of_stage[r]};
   if (vp <= 1) {
     int next_layer = 0;
     for (int r = 0; r < pp; ++r) {
       sm.compute_chunks[r] = {sm.chunk_of_stage[r]};
       sm.first_layer[r] = {next_layer};
       next_layer += sm.chunks[sm.chunk_of_stage[r]].num_layers;
+    }
+    // DualPipe (DeepSeek's DualPipe takes (stage r, stage pp - 1 - r) as a rank's two modules): chunk 0 is the
+    // rank's own stage, which the forward direction's micro-batches run; chunk 1 its mirror, which the reverse
+    // direction's run.
+    if (st.pipeline_schedule == config::PipelineSchedule::kDualPipe) {
+      for (int r = 0; r < pp; ++r) {
+        const int mirror = pp - 1 - r;
+        sm.compute_chunks[r].push_back(sm.chunk_of_stage[mirror]);
+        sm.first_layer[r].push_back(sm.first_layer[mirror].front());
+        if (mirror != r) sm.held_chunks[r].push_back(sm.chunk_of_stage[mirror]);
+      }
     }
     return;
   }

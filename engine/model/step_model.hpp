@@ -14,6 +14,9 @@ struct StepModel {
   std::vector<int> chunk_of_stage;        // pipeline stage -> its physical chunk (parameters, DP, optimizer)
   std::vector<std::vector<int>> compute_chunks;  // [stage][virtual chunk] -> the chunk it computes
   std::vector<std::vector<int>> first_layer;     // [stage][virtual chunk] -> global index of its first layer
+  // [stage] -> the physical chunks whose parameters, gradients and optimizer state the stage's ranks hold: its
+  // own; under DualPipe its own and its mirror's (stage pp - 1 - r), the two it computes.
+  std::vector<std::vector<int>> held_chunks;
   int virtual_chunks() const { return static_cast<int>(compute_chunks.front().size()); }
   int64_t padded_vocab = 0;
   double p2p_bytes = 0;                   // one pipeline send/recv message

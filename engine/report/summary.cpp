@@ -43,17 +43,26 @@ void fill_stage_times(StageSummary& ss, const config::Scenario& s, const model::
                       const cost::StepCost& c, double pp_time_ms) {
   const auto& st = s.strategy;
   const int ci = m.chunk_of_stage[ss.stage];
-  const auto& cc = c.chunks[ci];
   ss.kind = model::to_string(m.chunks[ci].stage);
-  ss.layers = m.chunks[ci].num_layers;
-  ss.fwd_ms = common::ms(cc.fwd_seconds);
-  ss.bwd_ms = common::ms(cc.bwd_seconds);
+  // A DualPipe rank holds two stages and runs half the micro-batches through each: its mean chunk.
+  const auto& held = m.held_chunks[ss.stage];
+  double fwd = 0, bwd = 0, dp = 0, opt = 0;
+  ss.layers = 0;
+  for (int h : held) {
+    const auto& cc = c.chunks[h];
+    ss.layers += m.chunks[h].num_layers;
+    fwd += cc.fwd_seconds, bwd += cc.bwd_seconds;
+    dp += cc.dense_dp.total_seconds() + cc.moe_dp.total_seconds();
+    opt += cc.optimizer.seconds;
+  }
+  ss.fwd_ms = common::ms(fwd / static_cast<double>(held.size()));
+  ss.bwd_ms = common::ms(bwd / static_cast<double>(held.size()));
   ss.p2p_ms = common::ms(c.p2p.seconds);
   const int links = st.pp_size == 1 ? 0 : (ss.stage == 0 || ss.stage == st.pp_size - 1 ? 2 : 4);
   ss.chunk_time_ms = ss.fwd_ms + ss.bwd_ms + links * ss.p2p_ms;
   ss.bubble_ms = pp_time_ms - static_cast<double>(st.micro_batch_num) * ss.chunk_time_ms;
-  ss.dp_comm_ms = common::ms(cc.dense_dp.total_seconds() + cc.moe_dp.total_seconds());
-  ss.optimizer_ms = common::ms(cc.optimizer.seconds);
+  ss.dp_comm_ms = common::ms(dp);
+  ss.optimizer_ms = common::ms(opt);
 }
 
 // Forward caches other than the running one's that are live at `peak_task` on rank `r` (SimuMax's
@@ -133,6 +142,7 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
   out.straggler_ratio = c.straggler_ratio;
   out.num_tasks = g.size();
   out.fidelity = config::to_string(s.strategy.fidelity);
+  out.pipeline_schedule = config::to_string(s.strategy.pipeline_schedule);
   bool all_interpolated = true;
   out.miss_efficiency = list_misses(m, c, all_interpolated);
   out.misses_interpolated = s.strategy.megatron() && all_interpolated;

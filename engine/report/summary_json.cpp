@@ -58,6 +58,8 @@ std::string summary_json(const Summary& s) {
   j["executor"] = s.executor;
   j["granularity"] = s.granularity;
   j["rank_scope"] = s.scope;
+  // Ours, beyond SimuMax's schedules: written only for them, so a 1F1B run's file keeps its keys.
+  if (s.pipeline_schedule != "1f1b") j["pipeline_schedule"] = s.pipeline_schedule;
   j["parallel"] = {{"world_size", s.world_size}, {"tp", s.tp}, {"cp", s.cp}, {"pp", s.pp}, {"dp", s.dp},
                    {"ep", s.ep},                 {"etp", s.etp}, {"edp", s.edp}};
   j["batch"] = {{"micro_batch_size", s.micro_batch_size}, {"micro_batch_num", s.micro_batch_num},

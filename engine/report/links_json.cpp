@@ -1,54 +1,57 @@
-#include "tools/link_report.hpp"
+#include "engine/report/links_json.hpp"
 
+#include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <utility>
 
-#include "engine/common/error.hpp"
 #include "engine/report/json_text.hpp"
 #include "engine/report/text_file.hpp"
 
-namespace simumax::tools {
+namespace simumax::report {
 
-std::string write_links_json(const std::string& dir, const executor::Timeline& tl) {
+std::string links_json(const executor::Timeline& tl) {
   std::string out = "{\n  \"makespan_s\": ";
-  report::append_double(out, tl.makespan);
+  append_double(out, tl.makespan);
   out += ",\n  \"utilisation\": \"bytes / (bandwidth_bytes_per_s x makespan_s)\",\n  \"series_bucket_s\": ";
-  report::append_double(out, tl.link_bucket_seconds);
+  append_double(out, tl.link_bucket_seconds);
   out += ",\n  \"series\": \"the busiest links: busy_series = fraction of each bucket with a flow on the link, "
          "utilisation_series = bytes carried in the bucket / (bandwidth_bytes_per_s x series_bucket_s), each flow's "
          "bytes spread evenly over its life\",\n  \"links\": [";
   for (size_t i = 0; i < tl.links.size(); ++i) {
     const executor::LinkUsage& l = tl.links[i];
     out += i == 0 ? "\n    {\"name\": " : ",\n    {\"name\": ";
-    report::append_quoted(out, l.name);
+    append_quoted(out, l.name);
     out += ", \"bandwidth_bytes_per_s\": ";
-    report::append_double(out, l.bandwidth_bytes_per_s);
+    append_double(out, l.bandwidth_bytes_per_s);
     out += ", \"bytes\": ";
-    report::append_double(out, l.bytes);
+    append_double(out, l.bytes);
     out += ", \"flows\": ";
-    report::append_int(out, static_cast<int64_t>(l.flows));
+    append_int(out, static_cast<int64_t>(l.flows));
     out += ", \"busy_s\": ";
-    report::append_double(out, l.busy_seconds);
+    append_double(out, l.busy_seconds);
     out += ", \"busy_fraction\": ";
-    report::append_double(out, tl.makespan > 0 ? l.busy_seconds / tl.makespan : 0);
+    append_double(out, tl.makespan > 0 ? l.busy_seconds / tl.makespan : 0);
     out += ", \"utilisation\": ";
-    report::append_double(out, l.utilisation);
+    append_double(out, l.utilisation);
     for (const auto& [key, series] : {std::pair{"busy_series", &l.busy_series},
                                       std::pair{"utilisation_series", &l.utilisation_series}}) {
       if (series->empty()) continue;
       out += std::string(", \"") + key + "\": [";
       for (size_t b = 0; b < series->size(); ++b) {
         if (b) out += ", ";
-        report::append_double(out, (*series)[b]);
+        append_double(out, (*series)[b]);
       }
       out += "]";
     }
     out += "}";
   }
   out += tl.links.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return out;
+}
+
+std::string write_links_json(const std::string& dir, const executor::Timeline& tl) {
   const std::string path = dir + "/links.json";
-  report::write_file_atomically(path, out);
+  write_file_atomically(path, links_json(tl));
   return path;
 }
 
@@ -70,4 +73,4 @@ std::string busiest_links_table(const executor::Timeline& tl, size_t count) {
   return out;
 }
 
-}  // namespace simumax::tools
+}  // namespace simumax::report

@@ -155,15 +155,8 @@ void bind_run(py::module_& m) {
            "writes the trace (as `run --trace`) into the existing folder `dir`; returns its path")
       .def("write_memory", [](const Run& r, const std::string& dir, const std::string& ranks) {
         const auto selected = report::select_ranks(r.result.graph, r.result.timeline, ranks);
-        {
-          py::gil_scoped_release unlocked;
-          report::write_memory_artifacts(dir, r.view(), selected);
-        }
-        std::vector<std::string> paths;
-        for (const char* f : {"memory_timeline.json", "memory_snapshot.json", "memory_snapshot.pickle"}) {
-          paths.push_back(dir_file(dir, f));
-        }
-        return paths;
+        py::gil_scoped_release unlocked;
+        return report::write_memory_artifacts(dir, r.view(), selected);
       }, py::arg("dir"), py::arg("ranks") = "stages",
            "writes the memory files (as `run --memory`) into the existing folder `dir`; returns their paths");
 

@@ -55,10 +55,7 @@ std::vector<std::string> write_run_outputs(const std::string& dir, const RunView
     }
   }
   if (a.memory) {
-    write_memory_artifacts(dir, v, ranks);
-    for (const char* f : {"memory_timeline.json", "memory_snapshot.json", "memory_snapshot.pickle"}) {
-      written.push_back(dir + "/" + f);
-    }
+    for (auto& p : write_memory_artifacts(dir, v, ranks)) written.push_back(p);
   }
   if (a.trace) {
     const std::string path = dir + "/" + trace_file_name(o.format);

@@ -9,11 +9,11 @@
 #include "engine/calibrate/calibrate.hpp"
 #include "engine/calibrate/trace_evidence.hpp"
 #include "engine/config/scenario.hpp"
-#include "engine/report/kineto_trace.hpp"
+#include "engine/compare/kineto_trace.hpp"
 #include "engine/common/error.hpp"
 #include "engine/config/validation_case.hpp"
 #include "engine/report/calibrated_system.hpp"
-#include "engine/report/megatron_log.hpp"
+#include "engine/compare/megatron_log.hpp"
 #include "engine/report/text_file.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
@@ -36,14 +36,14 @@ struct CalibrateArgs {
 
 // Megatron logs "elapsed time per iteration" averaged over each log interval; the first interval holds the
 // warm-up (allocator growth, NCCL set-up, first-iteration compilation), so the steady step is the median of the
-// steady state (report::steady_state, the same as compare's).
+// steady state (compare::steady_state, as `simumax-sim compare` takes it).
 double steady_step_ms(const std::string& log_path) {
-  const report::MegatronLog log = report::load_megatron_log(log_path);
+  const compare::MegatronLog log = compare::load_megatron_log(log_path);
   if (log.iterations.size() < 2) {
     throw common::ConfigError(log_path, "", "has one \"elapsed time per iteration\" record; calibrate needs at "
                                             "least two (the first, with the warm-up, is not used)");
   }
-  const report::SteadyState s = report::steady_state(log.iterations);
+  const compare::SteadyState s = compare::steady_state(log.iterations);
   std::fprintf(stderr, "%s: steady state %s: min %.1f, median %.1f, max %.1f ms\n", log_path.c_str(),
                s.description(log.iterations).c_str(), s.min_ms, s.median_ms, s.max_ms);
   return s.median_ms;
@@ -273,8 +273,8 @@ int do_calibrate_traces(const CalibrateArgs& a) {
     throw common::ConfigError(a.system, "/accelerator/op/matmul", "missing: the learnt efficiencies are relative "
                                                                   "to its tflops");
   }
-  const report::KernelClassTable table =
-      report::KernelClassTable::load(a.kernel_classes.empty() ? default_kernel_classes() : a.kernel_classes);
+  const compare::KernelClassTable table =
+      compare::KernelClassTable::load(a.kernel_classes.empty() ? default_kernel_classes() : a.kernel_classes);
   const bool qkv_contiguous = sys.sys_name.find("s5000") == std::string::npos;  // SimuMax's sdp key rule
   std::map<std::string, calibrate::GemmEntry> entries;
   std::map<std::string, std::vector<double>> calls;
@@ -285,7 +285,7 @@ int do_calibrate_traces(const CalibrateArgs& a) {
   calibrate::TraceEvidence evidence;
   calibrate::CollectiveEvidence collectives;
   for (const auto& t : a.traces) {
-    const report::KinetoProfile p = report::load_kineto_trace(t, table);
+    const compare::KinetoProfile p = compare::load_kineto_trace(t, table);
     if (!p.insight.shapes_recorded) {
       std::fprintf(stderr, "warning: %s: no Input Dims: profile with torch.profiler.profile(record_shapes=True) "
                            "to learn GEMM and attention shapes\n", t.c_str());

@@ -15,7 +15,7 @@
 #include "engine/report/serve_request.hpp"
 #include "engine/report/summary.hpp"
 #include "engine/report/text_file.hpp"
-#include "engine/report/trace_compare.hpp"
+#include "engine/compare/trace_compare.hpp"
 #include "engine/simulate.hpp"
 
 namespace simumax::tools {
@@ -138,12 +138,12 @@ std::string compare_request(const std::string& body, const std::string& real_pat
   report::RunOutputOptions outputs;
   outputs.trace = true;
   write_outputs(dir, run, outputs);
-  report::CompareOptions o;
+  compare::CompareOptions o;
   o.ours = dir.path();
   o.real = real_path;
   o.kernel_classes = kernel_classes;
-  const report::Comparison c = report::compare_runs(o);
-  report::write_file_atomically(dir.path() + "/compare.json", report::comparison_json(c));
+  const compare::Comparison c = compare::compare_runs(o);
+  report::write_file_atomically(dir.path() + "/compare.json", compare::comparison_json(c));
   return report::report_data_json(dir.path(), report::HtmlReportOptions{});
 }
 

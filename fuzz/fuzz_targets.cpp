@@ -12,9 +12,9 @@
 #include "engine/common/logging.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/platform/platform_check.hpp"
-#include "engine/report/kernel_classes.hpp"
-#include "engine/report/kineto_trace.hpp"
-#include "engine/report/megatron_log.hpp"
+#include "engine/compare/kernel_classes.hpp"
+#include "engine/compare/kineto_trace.hpp"
+#include "engine/compare/megatron_log.hpp"
 
 namespace simumax::fuzz {
 namespace {
@@ -57,9 +57,9 @@ const Scratch& scratch() {
   return instance;
 }
 
-const report::KernelClassTable& kernel_classes() {
-  static const report::KernelClassTable table =
-      report::KernelClassTable::load(std::string(SIMUMAX_SOURCE_DIR) + "/data/kernel_classes.json");
+const compare::KernelClassTable& kernel_classes() {
+  static const compare::KernelClassTable table =
+      compare::KernelClassTable::load(std::string(SIMUMAX_SOURCE_DIR) + "/data/kernel_classes.json");
   return table;
 }
 
@@ -74,13 +74,13 @@ const std::map<std::string, Target>& targets() {
       {"scenario", [](std::string_view d) { config::load_scenario(scratch().put("in_scenario.json", d)); }},
       // One 8-GPU node: the platform check's reach and count rules run too.
       {"platform_xml", [](std::string_view d) { platform::check_platform_text(d, "in_platform.xml", 8, 8); }},
-      {"kineto", [](std::string_view d) { report::load_kineto_trace(scratch().put("in_trace.json", d), kernel_classes()); }},
+      {"kineto", [](std::string_view d) { compare::load_kineto_trace(scratch().put("in_trace.json", d), kernel_classes()); }},
       {"megatron_log",
        [](std::string_view d) {
          std::istringstream in{std::string(d)};
-         report::parse_megatron_log(in, "in.log");
+         compare::parse_megatron_log(in, "in.log");
        }},
-      {"kernel_classes", [](std::string_view d) { report::KernelClassTable::parse(std::string(d), "in_classes.json"); }},
+      {"kernel_classes", [](std::string_view d) { compare::KernelClassTable::parse(std::string(d), "in_classes.json"); }},
   };
   return all;
 }

@@ -13,7 +13,6 @@
 #include "engine/report/memory_artifacts.hpp"
 #include "engine/report/simumax_results.hpp"
 #include "engine/report/summary.hpp"
-#include "engine/report/text_file.hpp"
 #include "engine/report/trace_writer.hpp"
 #include "engine/simulate.hpp"
 #include "python/bindings.hpp"
@@ -133,9 +132,7 @@ void bind_run(py::module_& m) {
       .def("summary_table", [](const Run& r) { return report::summary_table(r.result.summary); },
            "the table `simumax-sim run` prints")
       .def("write_summary", [](const Run& r, const std::string& dir) {
-        const std::string path = dir_file(dir, "summary.json");
-        report::write_file_atomically(path, report::summary_json(r.result.summary));
-        return path;
+        return report::write_summary_json(dir, r.result.summary);
       }, py::arg("dir"), "writes summary.json into the existing folder `dir`; returns its path")
       .def("write_simumax_results", [](const Run& r, const std::string& dir) {
         return report::write_simumax_results(dir, {*r.scenario, r.result.model, r.result.cost, r.result.summary});
@@ -158,15 +155,8 @@ void bind_run(py::module_& m) {
            "writes the trace (as `run --trace`) into the existing folder `dir`; returns its path")
       .def("write_memory", [](const Run& r, const std::string& dir, const std::string& ranks) {
         const auto selected = report::select_ranks(r.result.graph, r.result.timeline, ranks);
-        {
-          py::gil_scoped_release unlocked;
-          report::write_memory_artifacts(dir, r.view(), selected);
-        }
-        std::vector<std::string> paths;
-        for (const char* f : {"memory_timeline.json", "memory_snapshot.json", "memory_snapshot.pickle"}) {
-          paths.push_back(dir_file(dir, f));
-        }
-        return paths;
+        py::gil_scoped_release unlocked;
+        return report::write_memory_artifacts(dir, r.view(), selected);
       }, py::arg("dir"), py::arg("ranks") = "stages",
            "writes the memory files (as `run --memory`) into the existing folder `dir`; returns their paths");
 

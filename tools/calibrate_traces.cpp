@@ -9,7 +9,7 @@
 #include "engine/common/error.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/report/calibrated_system.hpp"
-#include "engine/report/kineto_trace.hpp"
+#include "engine/compare/kineto_trace.hpp"
 #include "tools/commands.hpp"
 
 namespace simumax::tools {
@@ -132,8 +132,8 @@ LearntSystem learn_from_traces(const std::vector<std::string>& traces, const std
     throw common::ConfigError(system, "/accelerator/op/matmul", "missing: the learnt efficiencies are relative "
                                                                   "to its tflops");
   }
-  const report::KernelClassTable table =
-      report::KernelClassTable::load(kernel_classes.empty() ? default_kernel_classes() : kernel_classes);
+  const compare::KernelClassTable table =
+      compare::KernelClassTable::load(kernel_classes.empty() ? default_kernel_classes() : kernel_classes);
   const bool qkv_contiguous = sys.sys_name.find("s5000") == std::string::npos;  // SimuMax's sdp key rule
   std::map<std::string, calibrate::GemmEntry> entries;
   std::map<std::string, std::vector<double>> calls;
@@ -144,7 +144,7 @@ LearntSystem learn_from_traces(const std::vector<std::string>& traces, const std
   calibrate::TraceEvidence evidence;
   calibrate::CollectiveEvidence collectives;
   for (const auto& t : traces) {
-    const report::KinetoProfile p = report::load_kineto_trace(t, table);
+    const compare::KinetoProfile p = compare::load_kineto_trace(t, table);
     if (!p.insight.shapes_recorded) {
       std::fprintf(stderr, "warning: %s: no Input Dims: profile with torch.profiler.profile(record_shapes=True) "
                            "to learn GEMM and attention shapes\n", t.c_str());

@@ -29,6 +29,30 @@ void add_engine_options(CLI::App& sub, EngineArgs& a) {
       ->check(CLI::PositiveNumber);
 }
 
+void add_output_options(CLI::App& sub, report::RunOutputOptions& a) {
+  sub.add_flag("--trace", a.trace, "write trace.json: every task of the traced ranks (Chrome / Perfetto)");
+  sub.add_option("--trace-ranks", a.trace_ranks,
+                 "ranks in --trace and --memory: all, stages (one per pipeline stage) or a list like 0,8,16-23")
+      ->capture_default_str();
+  sub.add_option("--trace-max-mb", a.trace_max_mb, "refuse to write a trace estimated larger than this (MiB)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--trace-format", a.trace_format,
+                 "chrome: trace.json; simumax: SimuMax's tracing_logs.json layout")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"chrome", "simumax"}));
+  sub.add_option("--max-output-mb", a.max_output_mb,
+                 "refuse to write a trace and memory files estimated larger than this together (MiB)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub.add_flag("--simumax-outputs", a.simumax,
+               "also write SimuMax's files under their own names, keys and units: compute_result.json, "
+               "mem_result.json, base_info.json, simu_memory_result.json, simu_memory_snapshot.json and "
+               "tracing_logs.json (for --trace-ranks)");
+  sub.add_flag("--memory", a.memory,
+               "write memory_timeline.json, memory_snapshot.json and memory_snapshot.pickle (PyTorch memory_viz)");
+}
+
 void add_fidelity_option(CLI::App& sub, std::string& fidelity) {
   sub.add_option("--fidelity", fidelity,
                  "megatron: what Megatron-LM + TransformerEngine execute (the default); simumax: SimuMax v1.2's "

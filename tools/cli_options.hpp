@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/config/scenario.hpp"
+#include "engine/report/run_outputs.hpp"
 #include "engine/simulate.hpp"
 
 namespace simumax::tools {
@@ -27,6 +28,8 @@ struct EngineArgs {
 
 void add_config_options(CLI::App& sub, ConfigArgs& a);
 void add_engine_options(CLI::App& sub, EngineArgs& a);
+// --trace, --trace-ranks, --trace-max-mb, --trace-format, --max-output-mb, --simumax-outputs and --memory.
+void add_output_options(CLI::App& sub, report::RunOutputOptions& a);
 
 // A scenario file, or the three --model/--strategy/--system files. Throws UsageError when neither is complete.
 config::Scenario load_scenario_or_configs(const std::string& scenario, const ConfigArgs& a);

@@ -13,7 +13,7 @@
 #include "engine/common/error.hpp"
 #include "engine/config/validation_case.hpp"
 #include "engine/report/calibrated_system.hpp"
-#include "engine/report/megatron_log.hpp"
+#include "engine/compare/megatron_log.hpp"
 #include "engine/report/text_file.hpp"
 #include "tools/calibrate_traces.hpp"
 #include "tools/cli_options.hpp"
@@ -37,14 +37,14 @@ struct CalibrateArgs {
 
 // Megatron logs "elapsed time per iteration" averaged over each log interval; the first interval holds the
 // warm-up (allocator growth, NCCL set-up, first-iteration compilation), so the steady step is the median of the
-// steady state (report::steady_state, the same as compare's).
+// steady state (compare::steady_state, as `simumax-sim compare` takes it).
 double steady_step_ms(const std::string& log_path) {
-  const report::MegatronLog log = report::load_megatron_log(log_path);
+  const compare::MegatronLog log = compare::load_megatron_log(log_path);
   if (log.iterations.size() < 2) {
     throw common::ConfigError(log_path, "", "has one \"elapsed time per iteration\" record; calibrate needs at "
                                             "least two (the first, with the warm-up, is not used)");
   }
-  const report::SteadyState s = report::steady_state(log.iterations);
+  const compare::SteadyState s = compare::steady_state(log.iterations);
   std::fprintf(stderr, "%s: steady state %s: min %.1f, median %.1f, max %.1f ms\n", log_path.c_str(),
                s.description(log.iterations).c_str(), s.min_ms, s.median_ms, s.max_ms);
   return s.median_ms;

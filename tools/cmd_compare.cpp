@@ -5,7 +5,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/install_paths.hpp"
-#include "engine/report/trace_compare.hpp"
+#include "engine/compare/trace_compare.hpp"
 #include "engine/report/text_file.hpp"
 #include "tools/commands.hpp"
 
@@ -24,18 +24,18 @@ struct CompareArgs {
 };
 
 int do_compare(const CompareArgs& a) {
-  report::CompareOptions o;
+  compare::CompareOptions o;
   o.ours = a.ours;
   o.real = a.real.front();
   o.more_real.assign(a.real.begin() + 1, a.real.end());
   o.kernel_classes = a.kernel_classes.empty() ? default_kernel_classes() : a.kernel_classes;
   if (a.rank >= 0) o.rank = a.rank;
   o.top_n = a.top_n;
-  const report::Comparison c = report::compare_runs(o);
+  const compare::Comparison c = compare::compare_runs(o);
   if (!a.json_out.empty()) {
-    report::write_file_atomically(a.json_out, report::comparison_json(c));
+    report::write_file_atomically(a.json_out, compare::comparison_json(c));
   }
-  if (!a.quiet) std::cout << report::comparison_table(c);
+  if (!a.quiet) std::cout << compare::comparison_table(c);
   return 0;
 }
 

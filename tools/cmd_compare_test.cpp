@@ -1,6 +1,6 @@
 // `simumax-sim compare` through the CLI: every real trace in ../shared/traces/kineto against our hand-written trace,
 // the JSON it writes, a Megatron-LM log as the real side, and bad input (exit 2, one line). The per-step numbers
-// are checked against the hand check in engine/report/kineto_trace_test.cpp; here a few are re-read from --json.
+// are checked against the hand check in engine/compare/kineto_trace_test.cpp; here a few are re-read from --json.
 #include <gtest/gtest.h>
 
 #include <unistd.h>

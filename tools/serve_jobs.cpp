@@ -11,12 +11,12 @@
 #include "engine/common/error.hpp"
 #include "engine/config/config_schema.hpp"
 #include "engine/report/html_report.hpp"
+#include "engine/report/run_outputs.hpp"
 #include "engine/report/serve_request.hpp"
 #include "engine/report/summary.hpp"
 #include "engine/report/text_file.hpp"
-#include "engine/report/trace_compare.hpp"
+#include "engine/compare/trace_compare.hpp"
 #include "engine/simulate.hpp"
-#include "tools/run_outputs.hpp"
 
 namespace simumax::tools {
 
@@ -43,6 +43,13 @@ struct ScenarioRun {
   RunResult result;
 };
 
+// Writes the run's optional files (report::write_run_outputs) into `dir`.
+void write_outputs(const ScratchDir& dir, const ScenarioRun& run, const report::RunOutputOptions& outputs) {
+  const RunResult& r = run.result;
+  const report::RunView view{run.scenario, r.model, r.cost, r.graph, r.timeline, r.summary.granularity};
+  report::write_run_outputs(dir.path(), view, r.summary, outputs);
+}
+
 // Writes the request's scenario into `dir` and runs it there with `lowering`; summary.json is written.
 ScenarioRun run_in(const ScratchDir& dir, const std::string& body, const graph::LoweringOptions& lowering) {
   const std::string scenario = report::inline_scenario_text(body);
@@ -53,7 +60,7 @@ ScenarioRun run_in(const ScratchDir& dir, const std::string& body, const graph::
     RunOptions options;
     options.lowering = lowering;
     RunResult r = simulate(s, options);
-    report::write_file_atomically(dir.path() + "/summary.json", report::summary_json(r.summary));
+    report::write_summary_json(dir.path(), r.summary);
     return {std::move(s), std::move(r)};
   } catch (const common::ConfigError& e) {
     rethrow_without(dir.path(), e);
@@ -77,7 +84,7 @@ const std::vector<std::string>& serve_run_files() {
   static const std::vector<std::string> files = [] {
     std::vector<std::string> f = {"scenario.json", "summary.json", "trace.json", "memory_timeline.json",
                                   "memory_snapshot.json", "memory_snapshot.pickle", "report.html"};
-    for (const char* name : kSimumaxFiles) f.emplace_back(name);
+    for (const char* name : report::kSimumaxFiles) f.emplace_back(name);
     return f;
   }();
   return files;
@@ -86,10 +93,10 @@ const std::vector<std::string>& serve_run_files() {
 std::string run_request(const std::string& body) {
   ScratchDir dir;
   ScenarioRun run = run_in(dir, body, {});
-  OutputArgs outputs;
+  report::RunOutputOptions outputs;
   outputs.trace = true;
   outputs.memory = true;
-  write_outputs(dir.path(), run.scenario, run.result, outputs);
+  write_outputs(dir, run, outputs);
   return report::report_data_json(dir.path(), report::HtmlReportOptions{});
 }
 
@@ -113,14 +120,13 @@ std::string run_file_request(const std::string& body, const std::string& file) {
   }
   ScratchDir dir;
   ScenarioRun run = run_in(dir, body, {});
-  OutputArgs outputs;
+  report::RunOutputOptions outputs;
   outputs.trace = true;
   outputs.memory = true;
-  outputs.simumax = std::find(std::begin(kSimumaxFiles), std::end(kSimumaxFiles), file) != std::end(kSimumaxFiles);
-  write_outputs(dir.path(), run.scenario, run.result, outputs);
-  if (file == "report.html") {
-    report::write_file_atomically(dir.path() + "/report.html", report::html_report(dir.path(), {}));
-  }
+  outputs.simumax = std::find(std::begin(report::kSimumaxFiles), std::end(report::kSimumaxFiles), file) !=
+                    std::end(report::kSimumaxFiles);
+  write_outputs(dir, run, outputs);
+  if (file == "report.html") report::write_html_report(dir.path(), {});
   return slurp(dir.path() + "/" + file);
 }
 
@@ -129,15 +135,15 @@ std::string compare_request(const std::string& body, const std::string& real_pat
   graph::LoweringOptions op;
   op.granularity = graph::Granularity::kOp;  // the op-by-op table lines up our ops with the real ones
   ScenarioRun run = run_in(dir, body, op);
-  OutputArgs outputs;
+  report::RunOutputOptions outputs;
   outputs.trace = true;
-  write_outputs(dir.path(), run.scenario, run.result, outputs);
-  report::CompareOptions o;
+  write_outputs(dir, run, outputs);
+  compare::CompareOptions o;
   o.ours = dir.path();
   o.real = real_path;
   o.kernel_classes = kernel_classes;
-  const report::Comparison c = report::compare_runs(o);
-  report::write_file_atomically(dir.path() + "/compare.json", report::comparison_json(c));
+  const compare::Comparison c = compare::compare_runs(o);
+  report::write_file_atomically(dir.path() + "/compare.json", compare::comparison_json(c));
   return report::report_data_json(dir.path(), report::HtmlReportOptions{});
 }
 

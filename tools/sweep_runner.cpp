@@ -52,7 +52,7 @@ void run_case_here(const config::Sweep& s, size_t index, const std::string& dir)
   }
   RunResult r = simulate(scenario, o);
   report::judge_fit(r.summary, s.run.memory_margin_gib * common::kGiB);
-  report::write_file_atomically(dir + "/summary.json", report::summary_json(r.summary));
+  report::write_summary_json(dir, r.summary);
 }
 
 void run_cases_here(const config::Sweep& s, size_t first, size_t count, const std::string& cases_dir) {

@@ -20,9 +20,9 @@ double median_of(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-bool is_gemm(const report::RealOp& op) { return op.cls == "gemm" || op.cls.starts_with("gemm/"); }
+bool is_gemm(const compare::RealOp& op) { return op.cls == "gemm" || op.cls.starts_with("gemm/"); }
 
-std::string key_of(const report::GemmShape& s, const std::string& layout, const std::string& dtype) {
+std::string key_of(const compare::GemmShape& s, const std::string& layout, const std::string& dtype) {
   return "b=" + std::to_string(s.b) + ", m=" + std::to_string(s.m) + ", k=" + std::to_string(s.k) +
          ", n=" + std::to_string(s.n) + ", layout=" + layout + ", accumulate=" + (layout == "NT" ? "True" : "False") +
          ", out_dtype=" + dtype;
@@ -42,7 +42,7 @@ std::string dtype_of(const std::string& t) {
   return "";
 }
 
-std::string layout_of(const report::RealOp& op, const std::vector<std::pair<int64_t, int64_t>>& forward_weights) {
+std::string layout_of(const compare::RealOp& op, const std::vector<std::pair<int64_t, int64_t>>& forward_weights) {
   if (op.pass != "backward" || !op.gemm) return "TN";
   const std::pair<int64_t, int64_t> out{op.gemm->m, op.gemm->n};
   for (const auto& [k, n] : forward_weights) {
@@ -51,7 +51,7 @@ std::string layout_of(const report::RealOp& op, const std::vector<std::pair<int6
   return "NN";
 }
 
-void add_trace(const std::string& trace, const report::TraceInsight& insight,
+void add_trace(const std::string& trace, const compare::TraceInsight& insight,
                std::map<std::string, GemmEntry>& entries, std::map<std::string, std::vector<double>>& calls,
                TraceEvidence& evidence) {
   if (!insight.shapes_recorded) ++evidence.traces_without_shapes;
@@ -97,19 +97,19 @@ TraceEvidence finish(std::map<std::string, GemmEntry> entries, const std::map<st
   return evidence;
 }
 
-double attention_flops(const report::AttentionShape& s) {
+double attention_flops(const compare::AttentionShape& s) {
   const double sq = static_cast<double>(s.s) * static_cast<double>(s.s);
   const double base = static_cast<double>(s.b) * static_cast<double>(s.heads) * sq * static_cast<double>(s.dqk + s.dv);
   return (s.backward ? 5 : 2) * base;
 }
 
-std::string attention_key(const report::AttentionShape& s, bool qkv_contiguous) {
+std::string attention_key(const compare::AttentionShape& s, bool qkv_contiguous) {
   return "batch=" + std::to_string(s.b) + ", seq_len=" + std::to_string(s.s) + ", head_num=" + std::to_string(s.heads) +
          ", kv_head_num=" + std::to_string(s.kv_heads) + ", qk_head_dim=" + std::to_string(s.dqk) +
          ", v_head_dim=" + std::to_string(s.dv) + ", qkv_contiguous=" + (qkv_contiguous ? "True" : "False");
 }
 
-void add_attention(const std::string& trace, const report::TraceInsight& insight, bool qkv_contiguous,
+void add_attention(const std::string& trace, const compare::TraceInsight& insight, bool qkv_contiguous,
                    std::map<std::string, AttentionEntry>& entries, std::map<std::string, std::vector<double>>& calls,
                    TraceEvidence& evidence) {
   const std::string file = std::filesystem::path(trace).filename().string();
@@ -166,7 +166,7 @@ double bus_factor(const std::string& op, int64_t group) {
   return (n - 1) / n;
 }
 
-void add_collectives(const report::KinetoProfile& profile, std::map<CollectiveKey, std::vector<double>>& calls,
+void add_collectives(const compare::KinetoProfile& profile, std::map<CollectiveKey, std::vector<double>>& calls,
                      std::map<CollectiveKey, bool>& group_is_world, CollectiveEvidence& evidence) {
   for (const auto& c : profile.collective_calls) {
     ++evidence.calls;

@@ -14,16 +14,16 @@
 
 #include "engine/config/strategy_config.hpp"
 #include "engine/config/system_config.hpp"
-#include "engine/report/gemm_shape.hpp"
-#include "engine/report/kineto_insight.hpp"
-#include "engine/report/kineto_trace.hpp"
+#include "engine/compare/gemm_shape.hpp"
+#include "engine/compare/kineto_insight.hpp"
+#include "engine/compare/kineto_trace.hpp"
 
 namespace simumax::calibrate {
 
 // One matmul table entry learnt from the calls of one shape.
 struct GemmEntry {
   std::string key;           // "b=1, m=1024, k=1705, n=512, layout=TN, accumulate=False, out_dtype=fp32"
-  report::GemmShape shape;
+  compare::GemmShape shape;
   std::string pass;          // forward / dgrad / wgrad (layout TN / NN / NT)
   int64_t calls = 0;
   double median_us = 0;      // of the calls' kernel time (kernels of one call summed: a GEMM and its split-K reduce)
@@ -35,7 +35,7 @@ struct GemmEntry {
 struct AttentionEntry {
   std::string key;     // "batch=2, seq_len=4096, head_num=32, kv_head_num=8, qk_head_dim=128, v_head_dim=128, ..."
   std::string op;      // sdp_fwd / sdp_bwd
-  report::AttentionShape shape;
+  compare::AttentionShape shape;
   int64_t calls = 0;
   double median_us = 0;
   double flops = 0;        // SimuMax's FLOPs of the pass (attention_flops)
@@ -56,13 +56,13 @@ struct TraceEvidence {
 // The SimuMax layout of a real GEMM call: forward ops are TN; in the backward a call whose output has the shape
 // of a forward GEMM's weight (k x n, or n x k) is the weight gradient (NT, accumulate), else the input gradient
 // (NN). `forward_weights` holds every forward GEMM's (k, n).
-std::string layout_of(const report::RealOp& op, const std::vector<std::pair<int64_t, int64_t>>& forward_weights);
+std::string layout_of(const compare::RealOp& op, const std::vector<std::pair<int64_t, int64_t>>& forward_weights);
 
 // "float" -> "fp32", "c10::BFloat16" -> "bf16", "c10::Half" -> "fp16"; "" when unknown.
 std::string dtype_of(const std::string& input_type);
 
 // Adds one trace's ops (TraceInsight::ops, GEMM class; their call_us) to the per-key calls in `calls`.
-void add_trace(const std::string& trace, const report::TraceInsight& insight,
+void add_trace(const std::string& trace, const compare::TraceInsight& insight,
                std::map<std::string, GemmEntry>& entries, std::map<std::string, std::vector<double>>& calls,
                TraceEvidence& evidence);
 
@@ -73,12 +73,12 @@ TraceEvidence finish(std::map<std::string, GemmEntry> entries, const std::map<st
 
 // SimuMax's FLOPs of one flash-attention pass: base = b * heads * s^2 * (dqk + dv) (its 2*b*h*d*s^2 when dqk ==
 // dv); the forward 2 * base, the backward 5 * base (use_flash_sdp; no causal halving, no sparsity).
-double attention_flops(const report::AttentionShape& s);
+double attention_flops(const compare::AttentionShape& s);
 // SimuMax's sdp key of a shape (the same for both passes).
-std::string attention_key(const report::AttentionShape& s, bool qkv_contiguous);
+std::string attention_key(const compare::AttentionShape& s, bool qkv_contiguous);
 
 // Adds one trace's attention-class ops with a shape to `calls` (keyed "sdp_fwd|<key>"), counting the others.
-void add_attention(const std::string& trace, const report::TraceInsight& insight, bool qkv_contiguous,
+void add_attention(const std::string& trace, const compare::TraceInsight& insight, bool qkv_contiguous,
                    std::map<std::string, AttentionEntry>& entries, std::map<std::string, std::vector<double>>& calls,
                    TraceEvidence& evidence);
 
@@ -94,7 +94,7 @@ struct CollectivePoint {
   std::string op;            // SimuMax's network op: all_reduce, all_gather, reduce_scatter, all2all, p2p
   std::string net;           // the tier the system config times this group on
   int64_t group = 0;
-  double bytes = 0;          // as nccl-tests sizes it (report::CollectiveCall::bytes)
+  double bytes = 0;          // as nccl-tests sizes it (compare::CollectiveCall::bytes)
   bool group_is_world = false;
   int64_t calls = 0;
   double min_us = 0;         // the fastest call: the others waited longer for their peers
@@ -137,7 +137,7 @@ double bus_factor(const std::string& op, int64_t group);
 
 // Adds one trace's NCCL calls to `calls`, keyed by (type, group, bytes).
 using CollectiveKey = std::tuple<std::string, int64_t, double>;
-void add_collectives(const report::KinetoProfile& profile, std::map<CollectiveKey, std::vector<double>>& calls,
+void add_collectives(const compare::KinetoProfile& profile, std::map<CollectiveKey, std::vector<double>>& calls,
                      std::map<CollectiveKey, bool>& group_is_world, CollectiveEvidence& evidence);
 
 // Fits each (tier, op) with calls: t = bytes_term / efficient_factor + latency_us * hops(group) + fixed(group),

@@ -14,7 +14,7 @@
 #include "engine/config/scenario.hpp"
 #include "engine/cost/kernel_cost.hpp"
 #include "engine/report/calibrated_system.hpp"
-#include "engine/report/kineto_trace.hpp"
+#include "engine/compare/kineto_trace.hpp"
 
 namespace simumax::calibrate {
 namespace {
@@ -22,17 +22,17 @@ namespace {
 const std::string kTrace = SIMUMAX_SHARED_DIR "/traces/kineto/train_8gpu_rank3.json.gz";
 const std::string kSystem = SIMUMAX_SOURCE_DIR "/platforms/a100_pcie.json";
 
-report::KernelClassTable table() {
-  return report::KernelClassTable::load(SIMUMAX_SOURCE_DIR "/data/kernel_classes.json");
+compare::KernelClassTable table() {
+  return compare::KernelClassTable::load(SIMUMAX_SOURCE_DIR "/data/kernel_classes.json");
 }
 
 TEST(TraceEvidence, LayoutAndDtypeOfARealCall) {
-  report::RealOp op;
+  compare::RealOp op;
   op.pass = "backward";
-  op.gemm = report::GemmShape{1, 512, 1024, 1705};  // output 512 x 1705: a forward weight's k x n
+  op.gemm = compare::GemmShape{1, 512, 1024, 1705};  // output 512 x 1705: a forward weight's k x n
   const std::vector<std::pair<int64_t, int64_t>> weights = {{512, 1705}};
   EXPECT_EQ(layout_of(op, weights), "NT");
-  op.gemm = report::GemmShape{1, 1024, 1705, 512};
+  op.gemm = compare::GemmShape{1, 1024, 1705, 512};
   EXPECT_EQ(layout_of(op, weights), "NN");
   op.pass = "forward";
   EXPECT_EQ(layout_of(op, weights), "TN");
@@ -42,7 +42,7 @@ TEST(TraceEvidence, LayoutAndDtypeOfARealCall) {
 }
 
 TEST(TraceEvidence, LearntGemmEntriesReproduceTheRealTimesWithin2Percent) {
-  const report::KinetoProfile p = report::load_kineto_trace(kTrace, table());
+  const compare::KinetoProfile p = compare::load_kineto_trace(kTrace, table());
   std::map<std::string, GemmEntry> entries;
   std::map<std::string, std::vector<double>> calls;
   TraceEvidence e;
@@ -87,7 +87,7 @@ struct Learnt {
 };
 
 Learnt learn_collectives_of(const std::string& trace, const std::string& system) {
-  const report::KinetoProfile p = report::load_kineto_trace(trace, table());
+  const compare::KinetoProfile p = compare::load_kineto_trace(trace, table());
   std::map<CollectiveKey, std::vector<double>> calls;
   std::map<CollectiveKey, bool> world;
   CollectiveEvidence e;
@@ -259,7 +259,7 @@ TEST(TraceEvidence, CollectivesWithoutSizesOrNoneAreCounted) {
 
 // Flash attention: forward and backward shapes into sdp_fwd / sdp_bwd, re-timed within 2 % of the real median.
 TEST(TraceEvidence, LearntAttentionEntriesReproduceTheRealTimesWithin2Percent) {
-  const report::KinetoProfile p = report::load_kineto_trace(kSynthetic, table());
+  const compare::KinetoProfile p = compare::load_kineto_trace(kSynthetic, table());
   std::map<std::string, AttentionEntry> entries;
   std::map<std::string, std::vector<double>> calls;
   TraceEvidence e;

@@ -5,6 +5,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/report/report_views.hpp"
+#include "engine/report/text_file.hpp"
 #include "engine/report/web_assets.hpp"
 
 namespace simumax::report {
@@ -150,6 +151,12 @@ std::string page_of(const std::string& title, const std::string& data, const std
 std::string html_report(const std::string& dir, const HtmlReportOptions& options) {
   return page_of("simumax-sim report: " + fs::path(dir).lexically_normal().filename().string(),
                  report_data_json(dir, options), "");
+}
+
+std::string write_html_report(const std::string& dir, const HtmlReportOptions& options) {
+  const std::string path = dir + "/report.html";
+  write_file_atomically(path, html_report(dir, options));
+  return path;
 }
 
 std::string html_whatif_report(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options) {

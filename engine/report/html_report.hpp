@@ -26,6 +26,10 @@ struct HtmlReportOptions {
 // simumax-sim writes, and for a folder with neither summary.json nor search.json. Never echoes file contents.
 // Same files and options -> byte-identical page.
 std::string html_report(const std::string& dir, const HtmlReportOptions& options);
+// Writes html_report(dir, options) as `dir`/report.html (complete, or not at all); returns its path. The page
+// reads the folder's other files, so it is written last. Throws as html_report, and common::UsageError if the
+// file cannot be written.
+std::string write_html_report(const std::string& dir, const HtmlReportOptions& options);
 
 // One side of a what-if: a run's output folder and the name the page gives it.
 struct WhatIfRun {

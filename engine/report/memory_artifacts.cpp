@@ -151,7 +151,8 @@ uint64_t estimate_memory_artifact_bytes(const RunView& v, const std::vector<uint
   return memory_tasks * kBytesPerMemoryTask + ranks.size() * kBytesPerRank;
 }
 
-void write_memory_artifacts(const std::string& dir, const RunView& v, const std::vector<uint32_t>& ranks) {
+std::vector<std::string> write_memory_artifacts(const std::string& dir, const RunView& v,
+                                                const std::vector<uint32_t>& ranks) {
   const auto tasks = memory::tasks_by_rank(v.graph, v.timeline, ranks);
   std::vector<memory::MemoryTimeline> mts;
   std::vector<memory::RankAllocations> ras;
@@ -159,11 +160,14 @@ void write_memory_artifacts(const std::string& dir, const RunView& v, const std:
     mts.push_back(memory::memory_timeline(v.graph, v.timeline, ranks[i], tasks[i]));
     ras.push_back(memory::rank_allocations(v.graph, v.timeline, ranks[i], tasks[i]));
   }
-  write_timeline(dir + "/memory_timeline.json", v, mts);
-  write_snapshot(dir + "/memory_snapshot.json", v, ras);
-  TextFile pickle(dir + "/memory_snapshot.pickle");
+  const std::vector<std::string> paths = {dir + "/memory_timeline.json", dir + "/memory_snapshot.json",
+                                          dir + "/memory_snapshot.pickle"};
+  write_timeline(paths[0], v, mts);
+  write_snapshot(paths[1], v, ras);
+  TextFile pickle(paths[2]);
   pickle.append(memory_viz_pickle(v, ras));
   pickle.close();
+  return paths;
 }
 
 }  // namespace simumax::report

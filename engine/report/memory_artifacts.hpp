@@ -12,9 +12,10 @@
 
 namespace simumax::report {
 
-// Writes the three files into the existing folder `dir`, for the graph ranks `ranks` (select_ranks).
-// Throws common::UsageError when a file cannot be written.
-void write_memory_artifacts(const std::string& dir, const RunView& v, const std::vector<uint32_t>& ranks);
+// Writes the three files into the existing folder `dir`, for the graph ranks `ranks` (select_ranks); returns
+// their paths. Throws common::UsageError when a file cannot be written.
+std::vector<std::string> write_memory_artifacts(const std::string& dir, const RunView& v,
+                                                const std::vector<uint32_t>& ranks);
 
 // The bytes the three files would take for these ranks, estimated from the ranks' memory tasks in O(tasks) (no
 // allocation is built), so that a run can refuse before writing them. Within about 25 % of the real sizes.

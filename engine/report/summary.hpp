@@ -109,6 +109,9 @@ double headroom_percent(const Summary& s, double headroom_bytes);
 
 // Deterministic JSON (same inputs -> byte-identical text).
 std::string summary_json(const Summary& s);
+// Writes summary_json(s) as `dir`/summary.json (complete, or not at all); returns its path. Throws
+// common::UsageError if the file cannot be written.
+std::string write_summary_json(const std::string& dir, const Summary& s);
 // The text table the CLI prints.
 std::string summary_table(const Summary& s);
 

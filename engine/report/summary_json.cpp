@@ -5,6 +5,7 @@
 
 #include "engine/common/units.hpp"
 #include "engine/report/summary.hpp"
+#include "engine/report/text_file.hpp"
 
 namespace simumax::report {
 
@@ -98,6 +99,12 @@ std::string summary_json(const Summary& s) {
   for (const auto& st : s.stages) stages.push_back(stage_json(st, headroom_percent(s, st.headroom_bytes)));
   j["stages"] = stages;
   return j.dump(2) + "\n";
+}
+
+std::string write_summary_json(const std::string& dir, const Summary& s) {
+  const std::string path = dir + "/summary.json";
+  write_file_atomically(path, summary_json(s));
+  return path;
 }
 
 }  // namespace simumax::report

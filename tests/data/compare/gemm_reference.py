@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent count of the GEMM calls of a trace for engine/report/kineto_insight_test.cpp (not run by CI).
+"""Independent count of the GEMM calls of a trace for engine/compare/kineto_insight_test.cpp (not run by CI).
 
 GEMM kernels (data/kernel_classes.json, applied by kineto_reference.py's classify) launched inside a ProfilerStep#N
 are counted; each one's launch (same args.correlation) is enclosed by CPU ops of its thread, found by brute force;

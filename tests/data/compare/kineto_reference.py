@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent reference for engine/report/kineto_trace_test.cpp (not run by CI; python3 only, no numpy).
+"""Independent reference for engine/compare/kineto_trace_test.cpp (not run by CI; python3 only, no numpy).
 
 Recomputes `simumax-sim compare`'s per-step breakdown of a PyTorch profiler trace with no code shared with the
 C++ reader: data/kernel_classes.json applied with Python's re, GPU events attributed to ProfilerStep#N through

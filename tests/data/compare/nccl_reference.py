@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent count of the NCCL kernels of each trace by the collective the CPU called (not run by CI).
 
-Writes tests/data/compare/nccl_collectives.json, which engine/report/kineto_collectives_test.cpp asserts the C++
+Writes tests/data/compare/nccl_collectives.json, which engine/compare/kineto_collectives_test.cpp asserts the C++
 labelling against. No code is shared with the C++ reader, and the method differs: for every NCCL kernel (name
 contains "nccl"), the cuda_runtime / cuda_driver event with the same args.correlation is found, then every
 cpu_op / user_annotation of the same pid and tid whose [ts, ts + dur] holds that launch is listed (brute force,

@@ -305,7 +305,8 @@ TEST(Sweep, HtmlPageHasEveryCaseWithTheNumbersOfSweepCsv) {
     EXPECT_EQ(c["values"][1], row[col("strategy.tp_size")]);
     EXPECT_EQ(c["error"].is_null() ? "" : c["error"].get<std::string>(), row[col("error")]);
     EXPECT_EQ(c["fits"].is_null() ? "" : c["fits"].dump(), row[col("fits")]);
-    for (const char* k : {"step_time_ms", "mfu", "tokens_per_s", "peak_reserved_gib", "peak_alloc_gib", "headroom_gib"}) {
+    for (const char* k :
+         {"step_time_ms", "mfu", "tokens_per_s", "peak_reserved_gib", "peak_alloc_gib", "headroom_gib"}) {
       const std::string cell = row[col(k)];
       if (cell.empty()) {
         EXPECT_TRUE(c[k].is_null()) << "case " << i << " " << k;

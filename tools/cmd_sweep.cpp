@@ -58,7 +58,9 @@ void note_bad_rows(const std::string& counts, const std::string& out) {
 void check_page_path(const SweepArgs& a) {
   if (a.html.empty()) return;
   std::error_code ec;
-  if (fs::is_directory(a.html, ec)) throw common::UsageError("--html " + a.html + ": is a folder (expected a file name)");
+  if (fs::is_directory(a.html, ec)) {
+    throw common::UsageError("--html " + a.html + ": is a folder (expected a file name)");
+  }
   const fs::path parent = fs::path(a.html).parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec)) {
     throw common::UsageError("--html " + a.html + ": its folder " + parent.string() + " does not exist");

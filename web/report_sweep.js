@@ -52,7 +52,7 @@
     }
     g.dataset.bars = String(drawn);
     // Group names under the axis, rotated; every k-th when they would overlap.
-    const every = Math.max(1, Math.ceil(14 / (S * bw + gap)));
+    const every = Math.max(1, Math.ceil(26 / (S * bw + gap)));
     W.groups.forEach((name, k) => {
       if (k % every) return;
       const x = L + gap / 2 + k * (S * bw + gap) + S * bw / 2, y = H - B + 12;
@@ -74,7 +74,8 @@
     s.appendChild(legend(W.series.map((name, k) => [(W.series_axis === 'platform' ? 'platform ' : '') + name,
       colourOf(k)])));
     s.appendChild(el('p', { class: 'note' }, 'Grouped by ' + (W.groups.length > 1 ? 'the other swept values' : 'case') +
-      '; pale: does not fit in memory; ★ the best case of its layout; red ×: invalid or failed (the table says why).'));
+      '; pale: does not fit in memory; ★ the best case of its layout; red ×: invalid or failed ' +
+      '(the table says why).'));
     s.appendChild(wrap);
   }
 
@@ -88,7 +89,8 @@
       ['peak reserved GiB', (c) => c.peak_reserved_gib, (v) => fixed(v, 2)],
       ['peak alloc GiB', (c) => c.peak_alloc_gib, (v) => fixed(v, 2)], ['fit', (c) => c.fits, () => ''],
       ['headroom GiB', (c) => c.headroom_gib, (v) => fixed(v, 2)], ['error', (c) => c.error, (v) => v || '']);
-    const left = new Set([1, cols.length - 1]);
+    const left = new Set([1, cols.length - 1]);  // and every column of text (the override values, platform, status)
+    if (W.cases.length) cols.forEach(([, get], k) => { if (typeof get(W.cases[0]) === 'string') left.add(k); });
     const t = el('table', { id: 'sweep-cases', class: 'sortable' });
     const head = el('tr');
     const rows = W.cases.map((c) => {
@@ -97,7 +99,7 @@
         'data-fits': c.fits === null ? '' : String(c.fits) });
       cols.forEach(([name, get, fmt], k) => {
         const v = get(c);
-        const td = el('td', left.has(k) || typeof v === 'string' ? { class: 'l' } : {},
+        const td = el('td', left.has(k) ? { class: 'l' } : {},
           v === null || v === undefined ? '' : fmt(v));
         if (name === 'fit' && v !== null) td.appendChild(el('span', { class: v ? 'fits' : 'nofit' }, verdict(c)));
         if (name === 'status' && v !== 'ok') td.className += ' off';
@@ -128,6 +130,10 @@
     });
     t.appendChild(head);
     for (const tr of rows) t.appendChild(tr);
+    // A link may sort on load: #sort=<column name> (the browser test does).
+    const want = /(?:^#|&)sort=([^&]*)/.exec(location.hash);
+    const th = want && [...head.children].find((h) => h.textContent === decodeURIComponent(want[1]));
+    if (th) th.click();
     s.appendChild(el('h3', {}, 'Every case (click a column to sort)'));
     s.appendChild(t);
   }

@@ -55,7 +55,9 @@ void fill(std::string& page, std::string_view mark, std::string_view text) {
 
 html::Json report_data(const std::string& dir, const HtmlReportOptions& options) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw common::ConfigError(dir, "", "not a folder (expected a run or search output folder)");
+  if (!fs::is_directory(dir, ec)) {
+    throw common::ConfigError(dir, "", "not a folder (expected a run, search or sweep output folder)");
+  }
   if (!has(dir, "summary.json") && !has(dir, "search.json") && !has(dir, "sweep.json")) {
     throw common::ConfigError(dir, "", "has neither summary.json (a run), search.json (a search) nor sweep.json (a "
                                        "sweep): nothing to report");
@@ -162,7 +164,8 @@ std::string sweep_data_json(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw common::ConfigError(dir, "", "not a folder (expected a sweep's output folder)");
   if (!has(dir, "sweep.json")) {
-    throw common::ConfigError(dir, "", "has no sweep.json: not a sweep's output folder (sweep, or sweep --merge, writes it)");
+    throw common::ConfigError(dir, "",
+                              "has no sweep.json: not a sweep's output folder (sweep, or sweep --merge, writes it)");
   }
   html::Json data = {{"generator", "simumax-sim sweep"},
                      {"sweep", html::sweep_view(html::read_json_doc(at(dir, "sweep.json")))}};

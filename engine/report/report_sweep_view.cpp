@@ -14,8 +14,8 @@ using common::ConfigError;
 
 // A case's layout is what these strategy keys set: a sweep over IB bandwidth x platform x tp is three layouts, each
 // with its best case; other strategy keys (seq_len, micro_batch_num) change the workload, not the layout.
-const std::set<std::string> kLayoutKeys = {"strategy.tp_size",  "strategy.cp_size",           "strategy.pp_size",
-                                           "strategy.ep_size",  "strategy.etp_size",          "strategy.world_size",
+const std::set<std::string> kLayoutKeys = {"strategy.tp_size",          "strategy.cp_size",  "strategy.pp_size",
+                                           "strategy.ep_size",          "strategy.etp_size", "strategy.world_size",
                                            "strategy.interleaving_size"};
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -45,7 +45,8 @@ Json nullable(const JsonDoc& d, const Json& obj, const std::string& p, const cha
   expect_kind(d, obj, p, "object");
   const auto it = obj.find(key);
   if (it == obj.end()) {
-    throw ConfigError(d.path, p + "/" + key, std::string("required field is missing (expected a ") + kind + " or null)");
+    throw ConfigError(d.path, p + "/" + key,
+                      std::string("required field is missing (expected a ") + kind + " or null)");
   }
   if (it->is_null()) return nullptr;
   expect_kind(d, *it, p + "/" + key, kind);
@@ -55,11 +56,14 @@ Json nullable(const JsonDoc& d, const Json& obj, const std::string& p, const cha
 // Axes: the key, its column (the key's last part, unless two axes share it) and whether it sets the layout.
 Json axes_of(const std::vector<std::string>& keys) {
   std::map<std::string, int> last_parts;
-  const auto last = [](const std::string& k) { return k.substr(k.rfind('.') == std::string::npos ? 0 : k.rfind('.') + 1); };
+  const auto last = [](const std::string& k) {
+    return k.substr(k.rfind('.') == std::string::npos ? 0 : k.rfind('.') + 1);
+  };
   for (const std::string& k : keys) ++last_parts[last(k)];
   Json axes = Json::array();
   for (const std::string& k : keys) {
-    axes.push_back({{"key", k}, {"column", last_parts[last(k)] > 1 ? k : last(k)}, {"layout", kLayoutKeys.count(k) > 0}});
+    axes.push_back(
+        {{"key", k}, {"column", last_parts[last(k)] > 1 ? k : last(k)}, {"layout", kLayoutKeys.count(k) > 0}});
   }
   return axes;
 }
@@ -77,9 +81,11 @@ Json layouts_of(const Json& cases, const std::vector<std::string>& layout_of_cas
     const size_t l = index[layout_of_case[i]];
     ++count[l];
     const Json& c = cases[i];
-    if (c["status"] != "ok" || !c["fits"].is_boolean() || !c["fits"].get<bool>() || !c["step_time_ms"].is_number()) continue;
+    if (c["status"] != "ok" || !c["fits"].is_boolean() || !c["fits"].get<bool>() || !c["step_time_ms"].is_number())
+      continue;
     ++fit[l];
-    if (best[l].is_null() || c["step_time_ms"].get<double>() < cases[best[l].get<size_t>()]["step_time_ms"].get<double>()) {
+    if (best[l].is_null() ||
+        c["step_time_ms"].get<double>() < cases[best[l].get<size_t>()]["step_time_ms"].get<double>()) {
       best[l] = i;
     }
   }
@@ -95,7 +101,8 @@ Json layouts_of(const Json& cases, const std::vector<std::string>& layout_of_cas
 Json sweep_view(const JsonDoc& d) {
   expect_kind(d, d.root, "", "object");
   Json v = Json::object();
-  for (const char* k : {"name", "description", "base", "executor", "ranks", "granularity"}) v[k] = need_string(d, d.root, "", k);
+  for (const char* k : {"name", "description", "base", "executor", "ranks", "granularity"})
+    v[k] = need_string(d, d.root, "", k);
   v["memory_margin_gib"] = need_number(d, d.root, "", "memory_margin_gib");
   for (const char* k : {"case_count", "ok", "invalid", "failed"}) v[k] = need(d, d.root, "", k, "integer");
   const std::vector<std::string> keys = split_commas(need_string(d, d.root, "", "axes"));
@@ -104,8 +111,9 @@ Json sweep_view(const JsonDoc& d) {
   v["platforms"] = platforms;
   const Json& list = need(d, d.root, "", "cases", "array");
   if (list.size() != v["case_count"].get<size_t>()) {
-    throw ConfigError(d.path, "/cases", "has " + std::to_string(list.size()) + " cases, but /case_count is " +
-                                            v["case_count"].dump() + " (a sweep.json cut short?)");
+    throw ConfigError(d.path, "/cases",
+                      "has " + std::to_string(list.size()) + " cases, but /case_count is " + v["case_count"].dump() +
+                          " (a sweep.json cut short?)");
   }
   // The chart's bars: one series per value of the fastest-varying axis (the platform, else the last override), one
   // group per combination of the other values, both in order of first appearance (the case order).
@@ -120,10 +128,14 @@ Json sweep_view(const JsonDoc& d) {
     if (index.get<int64_t>() != static_cast<int64_t>(i)) {
       throw ConfigError(d.path, p + "/index", "expected " + std::to_string(i) + " (cases in case order)");
     }
-    Json c = {{"index", index}, {"name", need_string(d, in, p, "name")}, {"label", need_string(d, in, p, "label")},
-              {"status", need_string(d, in, p, "status")}, {"error", nullable(d, in, p, "error", "string")},
+    Json c = {{"index", index},
+              {"name", need_string(d, in, p, "name")},
+              {"label", need_string(d, in, p, "label")},
+              {"status", need_string(d, in, p, "status")},
+              {"error", nullable(d, in, p, "error", "string")},
               {"fits", nullable(d, in, p, "fits", "boolean")}};
-    for (const char* k : {"step_time_ms", "mfu", "tokens_per_s", "peak_reserved_gib", "peak_alloc_gib", "headroom_gib"}) {
+    for (const char* k :
+         {"step_time_ms", "mfu", "tokens_per_s", "peak_reserved_gib", "peak_alloc_gib", "headroom_gib"}) {
       c[k] = nullable(d, in, p, k, "number");
     }
     Json values = Json::array();
@@ -154,7 +166,9 @@ Json sweep_view(const JsonDoc& d) {
     c["layout"] = layout_of_case.back();
     cases.push_back(std::move(c));
   }
-  v["series_axis"] = !platforms.empty() ? "platform" : keys.empty() ? "" : v["axes"][keys.size() - 1]["column"].get<std::string>();
+  v["series_axis"] = !platforms.empty() ? "platform"
+                     : keys.empty()     ? ""
+                                        : v["axes"][keys.size() - 1]["column"].get<std::string>();
   v["series"] = series;
   v["groups"] = groups;
   v["layouts"] = layouts_of(cases, layout_of_case);

@@ -343,7 +343,8 @@ TEST(Sweep, HtmlPageOfABadSweepJsonOrToNowhereIsExit2) {
   EXPECT_EQ(slurm.exit_code, 2);
   EXPECT_NE(slurm.err.find("by sweep --merge OUT --html FILE"), std::string::npos) << slurm.err;
   ASSERT_EQ(run_cli({"sweep", kWhatif, "-q", "-o", out}).exit_code, 0);
-  std::string json = read_file(out + "/sweep.json");
+  const std::string good = read_file(out + "/sweep.json");
+  std::string json = good;
   const size_t at = json.find("\"step_time_ms\": 1171");
   ASSERT_NE(at, std::string::npos);
   json.replace(at, json.find(',', at) - at, "\"step_time_ms\": \"1171\"");
@@ -352,6 +353,23 @@ TEST(Sweep, HtmlPageOfABadSweepJsonOrToNowhereIsExit2) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find(out + "/sweep.json: /cases/0/step_time_ms: expected a number"), std::string::npos) << bad.err;
   EXPECT_FALSE(fs::exists(dir / "p.html"));
+  // Other edits: the field named, exit 2, never a crash.
+  const std::vector<std::pair<std::pair<std::string, std::string>, std::string>> edits = {
+      {{"\"case_count\": 12", "\"case_count\": -1"}, "/cases: has 12 cases, but /case_count is -1"},
+      {{"\"index\": 3,", "\"index\": 4,"}, "/cases/3/index: expected 3 (cases in case order)"},
+      {{"\"strategy.tp_size\": 2,", "\"tp\": 2,"}, "/cases/2/strategy.tp_size: required field is missing"},
+      {{"\"fits\": true", "\"fits\": 1"}, "/cases/0/fits: expected a boolean"},
+      {{"\"platform\": \"fat-tree-4to1\",\n", ""}, "/cases/1/platform: required field is missing"},
+      {{"\"axes\": \"", "\"axes\": 7, \"x\": \""}, "/axes: expected a string"}};
+  for (const auto& [edit, message] : edits) {
+    std::string text = good;
+    const size_t where = text.find(edit.first);
+    ASSERT_NE(where, std::string::npos) << edit.first;
+    write(out + "/sweep.json", text.replace(where, edit.first.size(), edit.second));
+    const auto r = run_cli({"report", out, "-o", (dir / "p.html").string()});
+    EXPECT_EQ(r.exit_code, 2) << edit.first;
+    EXPECT_NE(r.err.find(out + "/sweep.json: " + message), std::string::npos) << r.err;
+  }
   write(out + "/sweep.json", "{\"name\": \"cut");
   const auto cut = run_cli({"report", out, "-o", (dir / "p.html").string()});
   EXPECT_EQ(cut.exit_code, 2);

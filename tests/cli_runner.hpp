@@ -24,6 +24,9 @@ int spawn_cli(const std::vector<std::string>& args, const std::string& err_path)
 
 std::string read_file(const std::string& path);
 
+// The rows of a CSV text (RFC 4180: a quoted field may hold commas, doubled quotes and newlines), header included.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text);
+
 // The scenario files under <source_root>/scenarios/validation, as paths relative to <source_root>/scenarios, sorted
 // (the parameters of the tests that run every validation scenario).
 std::vector<std::string> validation_scenarios(const std::string& source_root);

@@ -47,12 +47,13 @@ fs::path scratch(const std::string& name) {
 }
 
 // Runs headless Chromium on `page` with `mode` (--dump-dom or --screenshot=...); returns its stdout.
-std::string chromium(const fs::path& page, const std::string& mode, const std::string& window) {
+std::string chromium(const fs::path& page, const std::string& mode, const std::string& window,
+                     const std::string& hash = "") {
   const std::string exe = find_chromium();
   const fs::path profile = scratch("profile");
   const CliResult r = run_program(exe, {"--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
                                         "--user-data-dir=" + profile.string(), "--virtual-time-budget=10000",
-                                        "--window-size=" + window, mode, "file://" + fs::absolute(page).string()});
+                                        "--window-size=" + window, mode, "file://" + fs::absolute(page).string() + hash});
   EXPECT_EQ(r.exit_code, 0) << exe << " " << mode;
   fs::remove_all(profile);
   return r.out;
@@ -76,19 +77,20 @@ std::vector<std::string> all_tags(const std::string& dom, const std::string& tag
 }
 
 // Loads the page, checks the script drew it without an error, saves a screenshot; returns the DOM.
-std::string render(const fs::path& page, const std::string& shot_name, const std::string& window) {
+std::string render(const fs::path& page, const std::string& shot_name, const std::string& window,
+                   const std::string& hash = "") {
   if (find_chromium().empty()) {
     ADD_FAILURE() << "chromium is not installed: run tools/install-deps.sh (the browser tests never skip)";
     return "";
   }
-  const std::string dom = chromium(page, "--dump-dom", window);
+  const std::string dom = chromium(page, "--dump-dom", window, hash);
   EXPECT_EQ(attr(dom, "<body[^>]*>", "data-rendered"), "yes") << page;
   EXPECT_EQ(attr(dom, "<body[^>]*>", "data-render-error"), "<no attribute data-render-error>");
   const fs::path shots = fs::path(SIMUMAX_SCREENSHOT_DIR);
   fs::create_directories(shots);
   const fs::path shot = shots / (shot_name + ".png");
   fs::remove(shot);
-  chromium(page, "--screenshot=" + shot.string(), window);
+  chromium(page, "--screenshot=" + shot.string(), window, hash);
   EXPECT_TRUE(fs::is_regular_file(shot) && fs::file_size(shot) > 10000) << shot;
   std::cout << "screenshot: " << shot.string() << "\n";
   return dom;
@@ -233,6 +235,57 @@ TEST(HtmlReportBrowser, WhatIfOfTwoPlatformsDrawsBothTimelinesOnOneAxisAndBothSt
     EXPECT_NEAR(std::stod(attr(dom, timeline, "data-axis-end-us")), longest_us, 1e-3) << id;
   }
   fs::remove_all(root);
+}
+
+// A sweep's page (sweep --html): a row per case with sweep.csv's step time and status, a bar per case that ran,
+// the best case per layout; `#sort=step ms` sorts the table as a click on that column does.
+TEST(HtmlReportBrowser, SweepPageHasARowPerCaseWithTheStepTimesOfSweepCsv) {
+  const fs::path dir = scratch("sweep");
+  const fs::path page = dir / "sweep.html";
+  fs::create_directories(dir);
+  const CliResult r = run_cli({"sweep", "tests/data/sweep/whatif.json", "-q", "-o", (dir / "out").string(), "--html",
+                               page.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::vector<std::string>> csv = parse_csv(read_file(dir / "out/sweep.csv"));
+  ASSERT_EQ(csv.size(), 13u);
+  const auto col = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(csv[0].begin(), csv[0].end(), name) - csv[0].begin());
+  };
+  const std::string dom = render(page, "sweep", "1300,1900", "#sort=step%20ms");
+  EXPECT_EQ(attr(dom, "<section id=\"sweep\"[^>]*>", "data-cases"), "12");
+  const std::vector<std::string> rows = all_tags(dom, "<tr data-index=[^>]*>");
+  ASSERT_EQ(rows.size(), 12u);
+  std::vector<double> shown;  // the table's step times, in the order drawn (sorted by step time)
+  for (const std::string& row : rows) {
+    const size_t i = std::stoul(attr(row, "<tr[^>]*>", "data-index"));
+    ASSERT_LT(i, 12u);
+    const std::vector<std::string>& line = csv[i + 1];
+    EXPECT_EQ(attr(row, "<tr[^>]*>", "data-status"), line[col("status")]) << "case " << i;
+    const std::string step = attr(row, "<tr[^>]*>", "data-step-time-ms");
+    EXPECT_EQ(step.empty(), line[col("step_time_ms")].empty()) << "case " << i;
+    if (!step.empty()) {
+      EXPECT_EQ(std::strtod(step.c_str(), nullptr), std::strtod(line[col("step_time_ms")].c_str(), nullptr)) << i;
+      shown.push_back(std::strtod(step.c_str(), nullptr));
+    }
+  }
+  EXPECT_EQ(shown.size(), 8u);
+  EXPECT_TRUE(std::is_sorted(shown.begin(), shown.end()));
+  EXPECT_EQ(attr(dom, "<table[^>]*id=\"sweep-cases\"[^>]*>", "data-sorted-by"), "step ms up");
+  const std::vector<std::string> bars = all_tags(dom, "<rect[^>]*class=\"bar-case\"[^>]*>");
+  ASSERT_EQ(bars.size(), 8u);  // the 4 invalid cases (tp 3) have a cross, not a bar
+  for (const std::string& bar : bars) {
+    const size_t i = std::stoul(attr(bar, "<rect[^>]*>", "data-index"));
+    EXPECT_EQ(std::strtod(attr(bar, "<rect[^>]*>", "data-step-time-ms").c_str(), nullptr),
+              std::strtod(csv[i + 1][col("step_time_ms")].c_str(), nullptr)) << i;
+  }
+  EXPECT_EQ(all_tags(dom, "<text[^>]*class=\"bar-missing off\"[^>]*>").size(), 4u);
+  const size_t best = dom.find("<table id=\"sweep-best\">");
+  ASSERT_NE(best, std::string::npos);
+  const std::string best_table = dom.substr(best, dom.find("</table>", best) - best);
+  EXPECT_EQ(all_tags(best_table, "<tr>").size(), 4u);  // the header and tp 1, 2, 3
+  EXPECT_NE(best_table.find("c0006"), std::string::npos);
+  EXPECT_NE(best_table.find("c0008"), std::string::npos);
+  EXPECT_NE(best_table.find("none fits"), std::string::npos);
 }
 
 }  // namespace

@@ -250,10 +250,12 @@ TEST(HtmlReport, FolderWithNothingToReportExits2) {
   CliResult r = run_cli({"report", dir.string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "error: " + dir.string() +
-                       ": has neither summary.json (a run) nor search.json (a search): nothing to report\n");
+                       ": has neither summary.json (a run), search.json (a search) nor sweep.json (a sweep): nothing to "
+                       "report\n");
   r = run_cli({"report", (dir / "missing").string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "error: " + (dir / "missing").string() + ": not a folder (expected a run or search output folder)\n");
+  EXPECT_EQ(r.err,
+            "error: " + (dir / "missing").string() + ": not a folder (expected a run, search or sweep output folder)\n");
 }
 
 }  // namespace

@@ -32,12 +32,13 @@ submit() {
     i=$((i + 1)); [ $i -le 300 ] || fail "$name: job $job still queued after 60 s: $(squeue -j "$job")"
     sleep 0.2
   done
-  (cd "$src" && "$sim" sweep --merge "$work/$name") || fail "$name: merge"
+  (cd "$src" && "$sim" sweep --merge "$work/$name" --html "$work/$name.html") || fail "$name: merge"
   echo "$name: job $job ran and merged in $(( $(date +%s) - start )) s"
-  (cd "$src" && "$sim" sweep "$sweep" -q -o "$work/$name-local") || fail "$name: local run"
+  (cd "$src" && "$sim" sweep "$sweep" -q -o "$work/$name-local" --html "$work/$name-local.html") || fail "$name: local run"
   cmp "$work/$name/sweep.csv" "$work/$name-local/sweep.csv" || fail "$name: merged sweep.csv differs from the local run's"
   cmp "$work/$name/sweep.json" "$work/$name-local/sweep.json" || fail "$name: merged sweep.json differs from the local run's"
-  echo "$name: merged sweep.csv and sweep.json equal the local run's"
+  cmp "$work/$name.html" "$work/$name-local.html" || fail "$name: the merged sweep's page differs from the local run's"
+  echo "$name: merged sweep.csv, sweep.json and the page equal the local run's"
 }
 
 # 12 SimGrid cases over 4 array tasks, then 1,000 fast cases over 10.

@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/cli_runner.hpp"
 
 namespace simumax::tests {
@@ -43,6 +45,14 @@ std::string fake_sbatch(const fs::path& dir, const std::string& body) {
   const std::string path = write(dir / "sbatch", "#!/bin/sh\n" + body + "\n");
   fs::permissions(path, fs::perms::owner_all);
   return path;
+}
+
+// The data a page inlined (<script type="application/json" id="report-data">).
+nlohmann::json page_data(const std::string& page) {
+  const std::string open = "<script type=\"application/json\" id=\"report-data\">";
+  const size_t from = page.find(open), to = page.find("</script>", from);
+  if (from == std::string::npos || to == std::string::npos) return nullptr;
+  return nlohmann::json::parse(page.substr(from + open.size(), to - from - open.size()));
 }
 
 size_t count_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
@@ -241,12 +251,16 @@ TEST(Sweep, MergedShardsEqualTheLocalRunAndMissingOnesAreNamed) {
     const auto task = run_cli({"sweep", kWhatif, "--shard", std::to_string(shard), "-o", out, "-q"});
     ASSERT_EQ(task.exit_code, 0) << task.err;
   }
-  const auto merged = run_cli({"sweep", "--merge", out});
+  const auto merged = run_cli({"sweep", "--merge", out, "--html", out + "/merged.html"});
   ASSERT_EQ(merged.exit_code, 0) << merged.err;
   const std::string local = (dir / "local").string();
-  ASSERT_EQ(run_cli({"sweep", kWhatif, "-q", "-o", local}).exit_code, 0);
+  ASSERT_EQ(run_cli({"sweep", kWhatif, "-q", "-o", local, "--html", (dir / "local.html").string()}).exit_code, 0);
   EXPECT_EQ(read_file(out + "/sweep.csv"), read_file(local + "/sweep.csv"));
   EXPECT_EQ(read_file(out + "/sweep.json"), read_file(local + "/sweep.json"));
+  // The page is of sweep.json alone, titled with the sweep's name: a merge and a local run give the same bytes.
+  const std::string page = read_file(out + "/merged.html");
+  EXPECT_EQ(page, read_file((dir / "local.html").string()));
+  EXPECT_NE(page.find("<title>simumax-sim sweep: whatif</title>"), std::string::npos);
   // Shard 1 lost, shard 3 cut short: both named with their cases and their task's log.
   fs::remove(out + "/shards/shard-1.jsonl");
   const std::string three = read_file(out + "/shards/shard-3.jsonl");
@@ -257,6 +271,109 @@ TEST(Sweep, MergedShardsEqualTheLocalRunAndMissingOnesAreNamed) {
   EXPECT_NE(broken.err.find("shard 1 (cases c0002 to c0003): missing"), std::string::npos) << broken.err;
   EXPECT_NE(broken.err.find("shard 3 (cases c0007 to c0008): incomplete"), std::string::npos) << broken.err;
   EXPECT_NE(broken.err.find(out + "/slurm/task-3.out"), std::string::npos) << broken.err;
+}
+
+// The page of a local sweep (--html) holds every case with the numbers of sweep.csv, and the best case per layout.
+TEST(Sweep, HtmlPageHasEveryCaseWithTheNumbersOfSweepCsv) {
+  const fs::path dir = scratch("html");
+  const std::string out = (dir / "out").string(), html = (dir / "sweep.html").string();
+  const auto r = run_cli({"sweep", kWhatif, "-o", out, "--html", html});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote " + out + "/sweep.csv, " + out + "/sweep.json, " + html), std::string::npos) << r.out;
+  const std::string page = read_file(html);
+  for (const char* ref : {"<script src", "<link", "<img", "@import", "url(", "https://"}) {
+    EXPECT_EQ(page.find(ref), std::string::npos) << ref;  // self-contained: nothing fetched
+  }
+  const nlohmann::json data = page_data(page);
+  ASSERT_TRUE(data.is_object());
+  const nlohmann::json& w = data["sweep"];
+  const auto csv = parse_csv(read_file(out + "/sweep.csv"));
+  ASSERT_EQ(csv.size(), 13u);
+  const std::vector<std::string>& head = csv[0];
+  const auto col = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(head.begin(), head.end(), name) - head.begin());
+  };
+  ASSERT_EQ(w["cases"].size(), 12u);
+  for (size_t i = 0; i < 12; ++i) {
+    const std::vector<std::string>& row = csv[i + 1];
+    const nlohmann::json& c = w["cases"][i];
+    EXPECT_EQ(c["name"], row[col("name")]);
+    EXPECT_EQ(c["label"], row[col("label")]);
+    EXPECT_EQ(c["status"], row[col("status")]);
+    EXPECT_EQ(c["platform"], row[col("platform")]);
+    EXPECT_EQ(c["values"][0], row[col("system.networks.inter_node.bandwidth.gbps")]);
+    EXPECT_EQ(c["values"][1], row[col("strategy.tp_size")]);
+    EXPECT_EQ(c["error"].is_null() ? "" : c["error"].get<std::string>(), row[col("error")]);
+    EXPECT_EQ(c["fits"].is_null() ? "" : c["fits"].dump(), row[col("fits")]);
+    for (const char* k :
+         {"step_time_ms", "mfu", "tokens_per_s", "peak_reserved_gib", "peak_alloc_gib", "headroom_gib"}) {
+      const std::string cell = row[col(k)];
+      if (cell.empty()) {
+        EXPECT_TRUE(c[k].is_null()) << "case " << i << " " << k;
+      } else {
+        EXPECT_EQ(c[k].get<double>(), std::strtod(cell.c_str(), nullptr)) << "case " << i << " " << k;  // exact
+      }
+    }
+  }
+  // Grouped by the slower axes (gbps x tp_size), one bar per platform; the best that fits per tp_size (the
+  // layout): the lowest index of the ties between the two platforms; none for tp 3, whose cases are invalid.
+  EXPECT_EQ(w["series_axis"], "platform");
+  EXPECT_EQ(w["series"], nlohmann::json({"single-switch", "fat-tree-4to1"}));
+  EXPECT_EQ(w["groups"].size(), 6u);
+  EXPECT_EQ(w["groups"][3], "gbps=50 tp_size=1");
+  ASSERT_EQ(w["layouts"].size(), 3u);
+  EXPECT_EQ(w["layouts"][0], nlohmann::json({{"label", "tp_size=1"}, {"cases", 4}, {"fit", 4}, {"best", 6}}));
+  EXPECT_EQ(w["layouts"][1]["best"], 8);
+  EXPECT_TRUE(w["layouts"][2]["best"].is_null());
+  // `report` of the sweep's folder draws the same view.
+  const std::string report = (dir / "report.html").string();
+  ASSERT_EQ(run_cli({"report", out, "-o", report, "-q"}).exit_code, 0);
+  EXPECT_EQ(page_data(read_file(report))["sweep"], w);
+}
+
+TEST(Sweep, HtmlPageOfABadSweepJsonOrToNowhereIsExit2) {
+  const fs::path dir = scratch("html_bad");
+  const std::string out = (dir / "out").string();
+  const auto nowhere = run_cli({"sweep", kWhatif, "-q", "-o", out, "--html", (dir / "no/such/folder/p.html").string()});
+  EXPECT_EQ(nowhere.exit_code, 2);
+  EXPECT_NE(nowhere.err.find("--html " + (dir / "no/such/folder/p.html").string() + ": its folder"), std::string::npos)
+      << nowhere.err;
+  EXPECT_FALSE(fs::exists(out + "/sweep.csv"));  // refused before any case ran
+  const auto slurm = run_cli({"sweep", kWhatif, "--slurm", "-o", out, "--html", (dir / "p.html").string()});
+  EXPECT_EQ(slurm.exit_code, 2);
+  EXPECT_NE(slurm.err.find("by sweep --merge OUT --html FILE"), std::string::npos) << slurm.err;
+  ASSERT_EQ(run_cli({"sweep", kWhatif, "-q", "-o", out}).exit_code, 0);
+  const std::string good = read_file(out + "/sweep.json");
+  std::string json = good;
+  const size_t at = json.find("\"step_time_ms\": 1171");
+  ASSERT_NE(at, std::string::npos);
+  json.replace(at, json.find(',', at) - at, "\"step_time_ms\": \"1171\"");
+  write(out + "/sweep.json", json);
+  const auto bad = run_cli({"report", out, "-o", (dir / "p.html").string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find(out + "/sweep.json: /cases/0/step_time_ms: expected a number"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir / "p.html"));
+  // Other edits: the field named, exit 2, never a crash.
+  const std::vector<std::pair<std::pair<std::string, std::string>, std::string>> edits = {
+      {{"\"case_count\": 12", "\"case_count\": -1"}, "/cases: has 12 cases, but /case_count is -1"},
+      {{"\"index\": 3,", "\"index\": 4,"}, "/cases/3/index: expected 3 (cases in case order)"},
+      {{"\"strategy.tp_size\": 2,", "\"tp\": 2,"}, "/cases/2/strategy.tp_size: required field is missing"},
+      {{"\"fits\": true", "\"fits\": 1"}, "/cases/0/fits: expected a boolean"},
+      {{"\"platform\": \"fat-tree-4to1\",\n", ""}, "/cases/1/platform: required field is missing"},
+      {{"\"axes\": \"", "\"axes\": 7, \"x\": \""}, "/axes: expected a string"}};
+  for (const auto& [edit, message] : edits) {
+    std::string text = good;
+    const size_t where = text.find(edit.first);
+    ASSERT_NE(where, std::string::npos) << edit.first;
+    write(out + "/sweep.json", text.replace(where, edit.first.size(), edit.second));
+    const auto r = run_cli({"report", out, "-o", (dir / "p.html").string()});
+    EXPECT_EQ(r.exit_code, 2) << edit.first;
+    EXPECT_NE(r.err.find(out + "/sweep.json: " + message), std::string::npos) << r.err;
+  }
+  write(out + "/sweep.json", "{\"name\": \"cut");
+  const auto cut = run_cli({"report", out, "-o", (dir / "p.html").string()});
+  EXPECT_EQ(cut.exit_code, 2);
+  EXPECT_NE(cut.err.find(out + "/sweep.json: invalid JSON at byte"), std::string::npos) << cut.err;
 }
 
 }  // namespace

@@ -72,12 +72,12 @@ int do_report(const ReportArgs& a) {
 std::function<int()> add_report(CLI::App& app) {
   auto a = std::make_shared<ReportArgs>();
   CLI::App* sub = app.add_subcommand(
-      "report", "write one self-contained HTML report (no network needed) of a run or search output folder, or a "
-                "what-if of two runs side by side");
+      "report", "write one self-contained HTML report (no network needed) of a run, search or sweep output folder, "
+                "or a what-if of two runs side by side");
   sub->add_option("dir", a->dirs,
                   "the folder `run` or `search` wrote: summary.json, and trace.json / memory_timeline.json (run with "
                   "--trace --memory) / links.json / search.json / compare.json (compare --json DIR/compare.json) when "
-                  "present. Two run folders (DIR_A DIR_B): a what-if page of the two")
+                  "present, or the sweep.json of a sweep's folder. Two run folders (DIR_A DIR_B): a what-if page of the two")
       ->required()
       ->expected(1, 2)
       ->type_name("DIR [DIR_B]");

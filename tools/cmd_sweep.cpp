@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/common/error.hpp"
+#include "engine/report/html_report.hpp"
 #include "engine/report/search_io.hpp"
 #include "engine/report/text_file.hpp"
 #include "tools/child_process.hpp"
@@ -33,6 +34,7 @@ struct SweepArgs {
   bool slurm = false;
   SlurmArgs slurm_args;
   std::string merge;
+  std::string html;  // the sweep's page (sweep.json drawn), written after sweep.csv and sweep.json
   // The child and array-task sides, not for people: one case here; one shard of a submitted sweep.
   int64_t case_index = -1;
   int64_t case_count = 1;
@@ -51,6 +53,25 @@ void note_bad_rows(const std::string& counts, const std::string& out) {
   }
 }
 
+// The page of the sweep just written to `dir` (its sweep.json): to a temporary name, then renamed.
+// Checked before any case runs: a sweep of hours must not end on a page it cannot write.
+void check_page_path(const SweepArgs& a) {
+  if (a.html.empty()) return;
+  std::error_code ec;
+  if (fs::is_directory(a.html, ec)) {
+    throw common::UsageError("--html " + a.html + ": is a folder (expected a file name)");
+  }
+  const fs::path parent = fs::path(a.html).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec)) {
+    throw common::UsageError("--html " + a.html + ": its folder " + parent.string() + " does not exist");
+  }
+}
+
+void write_page(const SweepArgs& a, const std::string& dir) {
+  if (a.html.empty()) return;
+  report::write_file_atomically(a.html, report::html_sweep_report(dir));
+}
+
 CaseRunner case_runner(const SweepArgs& a, const std::string& out_dir) {
   CaseRunner r;
   r.self = a.self;
@@ -63,6 +84,7 @@ CaseRunner case_runner(const SweepArgs& a, const std::string& out_dir) {
 
 int do_local(const SweepArgs& a) {
   const config::Sweep s = config::load_sweep(a.file, a.max_cases);
+  check_page_path(a);
   const std::string out = out_dir_of(a, s);
   make_output_folder(out);
   const CaseRunner r = case_runner(a, out);
@@ -70,10 +92,11 @@ int do_local(const SweepArgs& a) {
   const std::vector<std::string> lines = run_cases(s, r, 0, s.cases, a.quiet ? nullptr : progress_bar());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string counts = write_sweep_outputs(s, out, lines);
+  write_page(a, out);
   if (!a.quiet) note_bad_rows(counts, out);
   if (!a.quiet) {
     std::cout << "sweep " << s.name << ": " << counts << " (" << r.jobs << " processes, " << seconds << " s)\nwrote "
-              << out << "/sweep.csv, " << out << "/sweep.json\n";
+              << out << "/sweep.csv, " << out << "/sweep.json" << (a.html.empty() ? "" : ", " + a.html) << "\n";
   }
   return 0;
 }
@@ -101,11 +124,13 @@ int do_merge(const SweepArgs& a) {
   const SlurmPlan plan = read_plan(a.merge);
   const config::Sweep s = config::load_sweep(plan.sweep, plan.max_cases);
   check_plan(plan, s);
+  check_page_path(a);
   const std::string counts = write_sweep_outputs(s, a.merge, read_shards(s, a.merge, plan.shards));
+  write_page(a, a.merge);
   if (!a.quiet) note_bad_rows(counts, a.merge);
   if (!a.quiet) {
     std::cout << "sweep " << s.name << ": " << counts << " (" << plan.shards << " shards)\nwrote " << a.merge
-              << "/sweep.csv, " << a.merge << "/sweep.json\n";
+              << "/sweep.csv, " << a.merge << "/sweep.json" << (a.html.empty() ? "" : ", " + a.html) << "\n";
   }
   return 0;
 }
@@ -128,6 +153,10 @@ int do_sweep(const SweepArgs& a) {
   }
   if (a.shard >= 0) return do_shard(a);
   if (a.slurm) {
+    if (!a.html.empty()) {
+      throw common::UsageError("--html with --slurm: the page is written once the job has ended, by sweep --merge "
+                               "OUT --html FILE");
+    }
     const config::Sweep s = config::load_sweep(a.file, a.max_cases);
     SlurmArgs sa = a.slurm_args;
     sa.self = a.self;
@@ -169,6 +198,10 @@ std::function<int()> add_sweep(CLI::App& app) {
   add_slurm_options(*sub, a->slurm_args);
   sub->add_option("--merge", a->merge,
                   "gather the shards of a --slurm sweep's output folder into its sweep.csv and sweep.json");
+  sub->add_option("--html", a->html,
+                  "also write the sweep's page to FILE (self-contained HTML: every case in a sortable table, the step "
+                  "time of each case grouped by the swept values, the best case per layout); with --merge too")
+      ->type_name("FILE");
   sub->add_option("--case", a->case_index, "(internal) run cases from this one here")->group("");
   sub->add_option("--case-count", a->case_count, "(internal) how many cases --case runs")->group("");
   sub->add_option("--cases-dir", a->cases_dir, "(internal) the folder of the case folders")->group("");
@@ -178,7 +211,8 @@ std::function<int()> add_sweep(CLI::App& app) {
       "fastest); each has a folder <out>/cases/<name> (its summary.json). Written to the output folder: "
       "sweep.csv and sweep.json, one row per case in case order (the override values, status ok / invalid / failed "
       "with the error, step time, MFU, tokens/s, peak memory, the fit verdict and its headroom). A --slurm sweep "
-      "writes the same two files when `sweep --merge <out>` runs after its job, byte for byte.\n"
+      "writes the same two files when `sweep --merge <out>` runs after its job, byte for byte; --html FILE adds the "
+      "page of them (the same bytes for a local run and a merge).\n"
       "Exit codes: 0 done (a case may still be invalid or failed: see its row); 2 bad input (an unknown override "
       "key, an empty product, more cases than --max-cases, sbatch missing or rejecting the job, a shard missing "
       "or incomplete at --merge); 3 a bug of ours; 130 interrupted.");

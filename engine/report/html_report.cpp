@@ -56,9 +56,12 @@ void fill(std::string& page, std::string_view mark, std::string_view text) {
 
 html::Json report_data(const std::string& dir, const HtmlReportOptions& options) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw common::ConfigError(dir, "", "not a folder (expected a run or search output folder)");
-  if (!has(dir, "summary.json") && !has(dir, "search.json")) {
-    throw common::ConfigError(dir, "", "has neither summary.json (a run) nor search.json (a search): nothing to report");
+  if (!fs::is_directory(dir, ec)) {
+    throw common::ConfigError(dir, "", "not a folder (expected a run, search or sweep output folder)");
+  }
+  if (!has(dir, "summary.json") && !has(dir, "search.json") && !has(dir, "sweep.json")) {
+    throw common::ConfigError(dir, "", "has neither summary.json (a run), search.json (a search) nor sweep.json (a "
+                                       "sweep): nothing to report");
   }
   html::Json data = html::Json::object();
   data["generator"] = "simumax-sim report";
@@ -78,6 +81,7 @@ html::Json report_data(const std::string& dir, const HtmlReportOptions& options)
     data["compare"] = html::compare_view(html::read_json_doc(at(dir, "compare.json")), options.max_compare_ops);
   }
   if (has(dir, "search.json")) data["search"] = html::search_view(html::read_json_doc(at(dir, "search.json")));
+  if (has(dir, "sweep.json")) data["sweep"] = html::sweep_view(html::read_json_doc(at(dir, "sweep.json")));
   return data;
 }
 
@@ -141,7 +145,7 @@ std::string page_of(const std::string& title, const std::string& data, const std
   fill(page, "/*@CSS@*/", web::kReportCss);
   fill(page, "@DATA@", script_safe(data));
   fill(page, "/*@JS@*/", std::string(web::kReportJs) + "\n" + web::kReportCompareJs + "\n" + web::kReportWhatIfJs +
-                             "\n" + web::kReportChartsJs + "\n" +
+                             "\n" + web::kReportSweepJs + "\n" + web::kReportChartsJs + "\n" +
                              extra_js);
   return page;
 }
@@ -161,6 +165,25 @@ std::string write_html_report(const std::string& dir, const HtmlReportOptions& o
 
 std::string html_whatif_report(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options) {
   return page_of("simumax-sim what-if: " + a.label + " against " + b.label, whatif_data_json(a, b, options), "");
+}
+
+std::string sweep_data_json(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw common::ConfigError(dir, "", "not a folder (expected a sweep's output folder)");
+  if (!has(dir, "sweep.json")) {
+    throw common::ConfigError(dir, "",
+                              "has no sweep.json: not a sweep's output folder (sweep, or sweep --merge, writes it)");
+  }
+  html::Json data = {{"generator", "simumax-sim sweep"},
+                     {"sweep", html::sweep_view(html::read_json_doc(at(dir, "sweep.json")))}};
+  return data.dump();
+}
+
+std::string html_sweep_report(const std::string& dir) {
+  const std::string data = sweep_data_json(dir);
+  // The title is the sweep's name, not the folder's: a local run and a merge of its shards give the same page.
+  const std::string name = html::Json::parse(data)["sweep"]["name"].get<std::string>();
+  return page_of("simumax-sim sweep: " + name, data, "");
 }
 
 std::string html_app_page() {

@@ -53,6 +53,17 @@ std::vector<std::string> whatif_scenario_differences(const WhatIfRun& a, const W
 // The what-if page's data (what html_whatif_report inlines): for tests.
 std::string whatif_data_json(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportOptions& options);
 
+// The page of a sweep (`simumax-sim sweep --html FILE`, `sweep --merge DIR --html FILE`): `dir`/sweep.json drawn as
+// a sortable table of every case, the step time of each case grouped by the swept values, and the best case per
+// layout. Reads sweep.json only (not the case folders), and its title is the sweep's name, not the folder's: a
+// local run and a merge of the same sweep give the same bytes.
+// REQUIRES: nothing; throws common::ConfigError(dir, "", ...) when `dir` is not a folder or has no sweep.json, and
+// ConfigError(dir/sweep.json, json-pointer, what) for a file that is not what sweep writes.
+std::string html_sweep_report(const std::string& dir);
+
+// The sweep page's data (what html_sweep_report inlines): for tests.
+std::string sweep_data_json(const std::string& dir);
+
 // The page of `simumax-sim serve`: the report's template and scripts with web/app.js, and no data (the app
 // fetches it from the server).
 std::string html_app_page();

@@ -24,6 +24,12 @@ Json memory_view(const JsonDoc& timeline, const JsonDoc* snapshot, size_t max_po
 // that fit (indices into the candidate list), and the meta fields.
 Json search_view(const JsonDoc& search);
 
+// sweep.json (`simumax-sim sweep`): the meta fields, the axes (key, column, whether it sets the layout), every case
+// (its override values as shown, platform, status, error, figures or null, fit verdict, layout, and its series and
+// group in the step-time chart: the series is the fastest-varying axis, the group the other values), and per layout
+// the best case that fits. Throws ConfigError(path, pointer, ...) for a file that is not what sweep writes.
+Json sweep_view(const JsonDoc& sweep);
+
 // links.json: the busiest links (at most 20), their scalar fields as written.
 Json links_view(const JsonDoc& links);
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli_runner.hpp"
+#include "tests/report_page.hpp"
 
 namespace simumax::tests {
 namespace {
@@ -30,14 +31,6 @@ void write(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
 
-// The JSON the page inlines (between <script type="application/json" id="report-data"> and </script>).
-Json page_data(const std::string& page) {
-  const std::string open = "<script type=\"application/json\" id=\"report-data\">";
-  const size_t at = page.find(open);
-  EXPECT_NE(at, std::string::npos);
-  const size_t from = at + open.size(), to = page.find("</script>", from);
-  return Json::parse(page.substr(from, to - from));
-}
 
 // A run of the default scenario with trace and memory, written once for the tests of this file.
 const fs::path& default_run() {

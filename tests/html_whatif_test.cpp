@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli_runner.hpp"
+#include "tests/report_page.hpp"
 #include "tests/whatif_runs.hpp"
 
 namespace simumax::tests {
@@ -26,14 +27,6 @@ fs::path scratch(const std::string& name) {
   return p;
 }
 
-// The JSON the page inlines (between <script type="application/json" id="report-data"> and </script>).
-Json page_data(const std::string& page) {
-  const std::string open = "<script type=\"application/json\" id=\"report-data\">";
-  const size_t at = page.find(open);
-  EXPECT_NE(at, std::string::npos);
-  const size_t from = at + open.size(), to = page.find("</script>", from);
-  return Json::parse(page.substr(from, to - from));
-}
 
 // The default scenario on full and half bandwidth, with trace and memory, run once for the tests of this file.
 const WhatIfRuns& two_systems() {

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli_runner.hpp"
+#include "tests/report_page.hpp"
 
 namespace simumax::tests {
 namespace {
@@ -47,13 +48,6 @@ std::string fake_sbatch(const fs::path& dir, const std::string& body) {
   return path;
 }
 
-// The data a page inlined (<script type="application/json" id="report-data">).
-nlohmann::json page_data(const std::string& page) {
-  const std::string open = "<script type=\"application/json\" id=\"report-data\">";
-  const size_t from = page.find(open), to = page.find("</script>", from);
-  if (from == std::string::npos || to == std::string::npos) return nullptr;
-  return nlohmann::json::parse(page.substr(from + open.size(), to - from - open.size()));
-}
 
 size_t count_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 

@@ -85,7 +85,7 @@ RunResult simulate(const config::Scenario& s, const RunOptions& options) {
   r.summary.granularity = graph::to_string(options.lowering.granularity);
   r.summary.scope = graph::to_string(options.lowering.scope);
   engine_log()->info("report: step {:.6g} ms, peak {:.6g} GiB reserved of {:.6g} GiB", r.summary.step_time_ms,
-            r.summary.peak_reserved_bytes_max / (1024.0 * 1024.0 * 1024.0), r.summary.gpu_memory_gib);
+                     r.summary.peak_reserved_bytes_max / (1024.0 * 1024.0 * 1024.0), r.summary.gpu_memory_gib);
   return r;
 }
 

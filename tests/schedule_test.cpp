@@ -117,6 +117,20 @@ TEST(ZbH1Time, UnitPassesMatchThePapersFormula) {
   }
 }
 
+// A scenario file of this repository, run under `schedule`.
+config::Scenario with_schedule(const std::string& path, config::PipelineSchedule schedule) {
+  config::Scenario s = config::load_scenario(kRoot + "/" + path);
+  s.strategy.pipeline_schedule = schedule;
+  return s;
+}
+
+// One rank per stage, on the fast executor.
+RunResult run_stages(const config::Scenario& s, graph::Granularity granularity) {
+  RunOptions o;
+  o.lowering = {granularity, graph::RankScope::kStages};
+  return simulate(s, o);
+}
+
 // A real case with the formula evaluated from each stage's own pass times. The slowest stage s* computes m
 // micro-batches (each F, B and W with its transfers) and idles while the other stages run their warm-up forwards
 // and cool-down backwards: its bubble is, summed over the p - 1 other stages, T_F + T_B + T_W under 1F1B and
@@ -127,11 +141,8 @@ struct FormulaCheck {
 };
 
 FormulaCheck formula_check(const std::string& path, config::PipelineSchedule schedule) {
-  config::Scenario s = config::load_scenario(kRoot + "/" + path);
-  s.strategy.pipeline_schedule = schedule;
-  RunOptions o;
-  o.lowering = {graph::Granularity::kChunk, graph::RankScope::kStages};
-  const RunResult r = simulate(s, o);
+  const config::Scenario s = with_schedule(path, schedule);
+  const RunResult r = run_stages(s, graph::Granularity::kChunk);
   const int p = static_cast<int>(s.strategy.pp_size), m = static_cast<int>(s.strategy.micro_batch_num);
   const double k = r.cost.straggler_ratio, link = r.cost.p2p.seconds * k;
   std::vector<double> f(p), b(p), w(p);
@@ -175,11 +186,7 @@ struct Peaks {
 };
 
 Peaks peaks(const std::string& path, config::PipelineSchedule schedule) {
-  config::Scenario s = config::load_scenario(kRoot + "/" + path);
-  s.strategy.pipeline_schedule = schedule;
-  RunOptions o;
-  o.lowering = {graph::Granularity::kLayer, graph::RankScope::kStages};
-  const RunResult r = simulate(s, o);
+  const RunResult r = run_stages(with_schedule(path, schedule), graph::Granularity::kLayer);
   Peaks p;
   for (const auto& st : r.summary.stages) p.gib.push_back(static_cast<double>(st.peak_alloc_bytes) / (1 << 30));
   p.max = *std::max_element(p.gib.begin(), p.gib.end());
@@ -277,8 +284,7 @@ struct TableCheck {
 };
 
 TableCheck table_check(const std::string& path, config::PipelineSchedule schedule, bool keep_p2p) {
-  config::Scenario s = config::load_scenario(kRoot + "/" + path);
-  s.strategy.pipeline_schedule = schedule;
+  const config::Scenario s = with_schedule(path, schedule);
   const model::StepModel m = model::build_step_model(s);
   cost::StepCost c = cost::cost_step(s, m);
   const int p = static_cast<int>(s.strategy.pp_size), mbc = static_cast<int>(s.strategy.micro_batch_num);
@@ -328,11 +334,7 @@ struct Held {
 };
 
 Held held(const std::string& path, config::PipelineSchedule schedule) {
-  config::Scenario s = config::load_scenario(kRoot + "/" + path);
-  s.strategy.pipeline_schedule = schedule;
-  RunOptions o;
-  o.lowering = {graph::Granularity::kLayer, graph::RankScope::kStages};
-  const RunResult r = simulate(s, o);
+  const RunResult r = run_stages(with_schedule(path, schedule), graph::Granularity::kLayer);
   Held h;
   for (const auto& st : r.summary.stages) {
     h.weight_bytes.push_back(st.weight_bytes);

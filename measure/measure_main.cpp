@@ -124,21 +124,19 @@ ComputeCounts time_compute(const std::vector<measure::Shape>& shapes, const conf
   }
   n.gemms = gemms.size();
   measure::gpu::check_fits(gemm_problems, attention_problems);
-  for (size_t i = 0; i < gemms.size(); ++i) {
-    const auto t = measure::gpu::time_gemm(gemm_problems[i], o);
+  // A timing goes into the table, or the shape is listed as not timed, with the reason, and counted.
+  auto record = [&](const auto& shape, const auto& t, size_t& untimed_count) {
     if (!t.skipped.empty()) {
-      untimed(gemms[i], t.skipped, m), ++n.gemms_untimed;
+      untimed(shape, t.skipped, m), ++untimed_count;
     } else {
-      measure::add_compute_timing(sys, gemms[i], t.median_us, t.min_us, t.max_us, t.repetitions, m);
+      measure::add_compute_timing(sys, shape, t.median_us, t.min_us, t.max_us, t.repetitions, m);
     }
+  };
+  for (size_t i = 0; i < gemms.size(); ++i) {
+    record(gemms[i], measure::gpu::time_gemm(gemm_problems[i], o), n.gemms_untimed);
   }
   for (size_t i = 0; i < attention.size(); ++i) {
-    const auto t = measure::gpu::time_attention(attention_problems[i], o);
-    if (!t.skipped.empty()) {
-      untimed(attention[i], t.skipped, m), ++n.attention_untimed;
-    } else {
-      measure::add_compute_timing(sys, attention[i], t.median_us, t.min_us, t.max_us, t.repetitions, m);
-    }
+    record(attention[i], measure::gpu::time_attention(attention_problems[i], o), n.attention_untimed);
   }
   const int64_t copy_bytes = 1LL << 30;
   const auto copy = measure::gpu::time_copy(copy_bytes, o);

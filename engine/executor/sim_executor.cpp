@@ -72,6 +72,9 @@ class FlowPool {
     bool awake = true;
   };
   void refill(size_t h);
+  static void wake(Helper& h) {
+    if (!h.awake) h.awake = true, h.bell->release();
+  }
   std::vector<Helper> helpers_;
   size_t next_ = 0;
   bool closed_ = false;
@@ -103,12 +106,12 @@ sg4::ExecPtr FlowPool::take() {
   if (h.pool.empty()) {  // the helper refills at the next scheduling round; grow its pool for next time
     ++fallback_;
     h.target = std::min<size_t>(h.target * 2, 4096);
-    if (!h.awake) h.awake = true, h.bell->release();
+    wake(h);
     return sg4::Exec::init();  // filed under maestro: correct, only slower to remove
   }
   sg4::ExecPtr e = std::move(h.pool.back());
   h.pool.pop_back();
-  if (2 * h.pool.size() < h.target && !h.awake) h.awake = true, h.bell->release();
+  if (2 * h.pool.size() < h.target) wake(h);
   return e;
 }
 
@@ -117,7 +120,7 @@ void FlowPool::close() {
   closed_ = true;
   for (Helper& h : helpers_) {
     h.pool.clear();
-    if (!h.awake) h.awake = true, h.bell->release();
+    wake(h);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/config/config_origin.hpp"
 #include "engine/report/report_views.hpp"
 
 namespace simumax::report::html {
@@ -28,13 +29,6 @@ std::vector<std::string> split_commas(const std::string& s) {
     if (end == std::string::npos) return out;
     start = end + 1;
   }
-}
-
-// RFC 6901: a key's '~' and '/' in a JSON pointer.
-std::string pointer_key(const std::string& key) {
-  std::string out;
-  for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-  return out;
 }
 
 // The value an override took in a case, as the page shows it: a string as is, anything else as compact JSON.
@@ -144,7 +138,7 @@ Json sweep_view(const JsonDoc& d) {
     for (size_t a = 0; a < keys.size(); ++a) {
       const auto it = in.find(keys[a]);
       if (it == in.end()) {
-        throw ConfigError(d.path, p + "/" + pointer_key(keys[a]), "required field is missing (the axis /axes names)");
+        throw ConfigError(d.path, config::json_pointer_append(p, keys[a]), "required field is missing (the axis /axes names)");
       }
       values.push_back(shown(*it));
       parts.push_back(v["axes"][a]["column"].get<std::string>() + "=" + shown(*it));

@@ -4,6 +4,7 @@
 #include <functional>
 #include <sstream>
 
+#include "engine/common/number_text.hpp"
 #include "engine/common/units.hpp"
 #include "engine/compare/trace_compare.hpp"
 
@@ -11,11 +12,7 @@ namespace simumax::compare {
 
 namespace {
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+constexpr auto fmt = common::format_number;  // a table cell's number
 
 std::string cell(std::optional<double> v, const char* format) { return v ? fmt(format, *v) : "-"; }
 

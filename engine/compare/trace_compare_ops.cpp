@@ -6,6 +6,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "engine/common/number_text.hpp"
 #include "engine/compare/gemm_shape.hpp"
 #include "engine/compare/trace_compare.hpp"
 
@@ -13,17 +14,13 @@ namespace simumax::compare {
 
 namespace {
 
+constexpr auto fmt = common::format_number;  // a table cell's number
+
 std::string class_part(const std::string& label) { return label.substr(0, label.find('/')); }
 
 // The GEMM a shape stands for, with its batch folded into m: our keys put the micro-batch in b, PyTorch's 2-D
 // mm has b = 1 and m = b x s.
 std::tuple<int64_t, int64_t, int64_t> folded(const GemmShape& g) { return {g.b * g.m, g.k, g.n}; }
-
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 std::string clip(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
 

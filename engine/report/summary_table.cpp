@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string>
 
+#include "engine/common/number_text.hpp"
 #include "engine/common/units.hpp"
 #include "engine/report/simumax_strings.hpp"
 #include "engine/report/summary.hpp"
@@ -10,11 +11,7 @@ namespace simumax::report {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+constexpr auto fmt = common::format_number;  // a table cell's number
 
 // The GPU memory as the system config gives it: mem_gbs 0.08 prints "0.08 GiB", 80 prints "80 GiB".
 std::string config_gib(double gib) { return fmt("%.10g GiB", gib); }

@@ -13,6 +13,7 @@
 
 #include "tests/cli_runner.hpp"
 #include "tests/report_page.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace simumax::tests {
 namespace {
@@ -20,11 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("simumax-html-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  return p;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("html", name, false); }
 
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -317,7 +319,7 @@ TEST(Search, BestScenarioFileReloadsToTheSameStrategy) {
   c.recompute = {RecomputeKind::kFull, 3};
   Evaluator ev(base, {8, 32, 4096}, true);
   ASSERT_EQ(ev.evaluate(c).status, Status::kEvaluated) << ev.evaluate(c).detail;
-  const auto dir = std::filesystem::temp_directory_path() / "simumax_search_test";
+  const auto dir = std::filesystem::temp_directory_path() / ("simumax_search_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "best.json").string();
   std::ofstream(path) << scenario_text(ev.scenario(), c, base, path, "test");

@@ -1,11 +1,16 @@
 // DualPipe's programs (DeepSeek-V3 technical report, section 3.2.1; github.com/deepseek-ai/DualPipe, DualPipe.step):
-// two micro-batch streams fed from both ends of the pipeline, each rank holding two mirrored stages.
+// two micro-batch streams fed from both ends of the pipeline, each rank holding two mirrored stages; and
+// DualPipeV (the same repository's dualpipev.py, DualPipeV.step), DualPipe "cut in half" into a V.
+#include <algorithm>
 #include <deque>
+#include <string>
 #include <utility>
 
-#include "engine/graph/pipeline_schedule.hpp"
+#include <spdlog/fmt/fmt.h>
 
-namespace simumax::graph {
+#include "engine/schedule/registry.hpp"
+
+namespace simumax::schedule {
 
 namespace {
 
@@ -15,13 +20,26 @@ namespace {
 // micro-batch k is global micro-batch d * n + k, computed in chunk d (0: the rank's own stage, 1: its mirror).
 // Transfers are batched as DualPipe batches them: what a compute sends and what the next compute receives are
 // posted together when that next compute begins, and it waits for all of them (batch_isend_irecv + wait).
+//
+// DualPipeV is DualPipe on 2 pp ranks with rank r and rank 2 pp - 1 - r merged into one: rank r runs DualPipe's
+// eight parts with half-rank r on stages r (phase 0, chunk 0) and 2 pp - 1 - r (phase 1, chunk 1), every
+// micro-batch enters at rank 0 and runs both phases, and at the V's tip (rank pp - 1) the hand-over from one
+// phase to the other is local, no transfer.
 class DualRank {
  public:
-  DualRank(int r, int pp, int mbc, Program& prog)
-      : r_(r), pp_(pp), n_(mbc / 2), second_(r >= pp / 2), prog_(prog) {}
+  struct Shape {
+    int half;     // DualPipe's pp / 2: ranks per direction before the middle
+    int h;        // this rank's half-rank
+    int stages;   // the pipeline's stages (DualPipe's pp)
+    int n;        // micro-batches per phase
+    int offset;   // direction 1's first global micro-batch (DualPipe: n; DualPipeV: 0, every micro-batch runs both)
+    bool second;  // phase 0 is the reverse direction (DualPipe's upper half)
+  };
+  DualRank(int r, int pp, const Shape& shape, Program& prog)
+      : r_(r), pp_(pp), n_(shape.n), second_(shape.second), shape_(shape), prog_(prog) {}
 
   void run() {
-    const int half = pp_ / 2, h = std::min(r_, pp_ - 1 - r_);
+    const int half = shape_.half, h = shape_.h;
     const bool middle = h == half - 1;
     // 1. nF0: the phase-0 forwards that fill the pipeline up to this rank.
     for (int i = 0; i < 2 * (half - h - 1); ++i) forward(0);
@@ -41,7 +59,7 @@ class DualRank {
       forward(1, false);
     }
     // 4. The main part, nF0B1F1B0: a forward of one phase with a backward of the other (F&B).
-    for (int i = 0; i < n_ - pp_ + h + 1; ++i) {
+    for (int i = 0; i < n_ - shape_.stages + h + 1; ++i) {
       if (i == 0 && middle) {
         // DualPipe does not overlap this pair on the middle ranks, to shorten the bubble.
         forward(0, false, false);
@@ -78,11 +96,12 @@ class DualRank {
 
  private:
   int direction(int phase) const { return phase ^ (second_ ? 1 : 0); }
-  // The rank's position along direction d, and its neighbours there.
-  int position(int d) const { return d == 0 ? r_ : pp_ - 1 - r_; }
-  int next(int d) const { return d == 0 ? r_ + 1 : r_ - 1; }
-  int prev(int d) const { return d == 0 ? r_ - 1 : r_ + 1; }
-  int global(int d, int k) const { return d * n_ + k; }
+  // The rank's neighbours along direction d: the ranks it receives from and sends to; -1 past the ends of the
+  // pipeline and, under DualPipeV, at the V's tip, where the hand-over is local.
+  int next(int d) const { return valid(d == 0 ? r_ + 1 : r_ - 1); }
+  int prev(int d) const { return valid(d == 0 ? r_ - 1 : r_ + 1); }
+  int valid(int rank) const { return rank >= 0 && rank < pp_ ? rank : -1; }
+  int global(int d, int k) const { return d * shape_.offset + k; }
   // The receiving rank's chunk is the direction (its own stage for the forward direction).
   P2p p2p(bool forward, int d, int k, int sender, int receiver) const {
     return P2p{forward, d * pp_ + receiver, global(d, k), sender, receiver};
@@ -90,22 +109,22 @@ class DualRank {
 
   void recv_forward(int phase) {
     const int d = direction(phase);
-    if (position(d) == 0) return;
+    if (prev(d) < 0) return;
     pending_.push_back(p2p(true, d, recv_f_[d]++, prev(d), r_));
   }
   void send_forward(int phase) {
     const int d = direction(phase);
-    if (position(d) == pp_ - 1) return;
+    if (next(d) < 0) return;
     pending_.push_back(p2p(true, d, send_f_[d]++, r_, next(d)));
   }
   void recv_backward(int phase) {
     const int d = direction(phase);
-    if (position(d) == pp_ - 1) return;
+    if (next(d) < 0) return;
     pending_.push_back(p2p(false, d, recv_b_[d]++, next(d), r_));
   }
   void send_backward(int phase) {
     const int d = direction(phase);
-    if (position(d) == 0) return;
+    if (prev(d) < 0) return;
     pending_.push_back(p2p(false, d, send_b_[d]++, r_, prev(d)));
   }
   void commit() {
@@ -162,6 +181,7 @@ class DualRank {
 
   int r_, pp_, n_;
   bool second_;
+  Shape shape_;
   Program& prog_;
   int f_[2] = {0, 0}, b_[2] = {0, 0};
   int send_f_[2] = {0, 0}, send_b_[2] = {0, 0}, recv_f_[2] = {0, 0}, recv_b_[2] = {0, 0};
@@ -173,8 +193,46 @@ class DualRank {
 
 std::vector<Program> dualpipe(int pp, int mbc) {
   std::vector<Program> programs(pp);
-  for (int r = 0; r < pp; ++r) DualRank(r, pp, mbc, programs[r]).run();
+  for (int r = 0; r < pp; ++r) {
+    const int h = std::min(r, pp - 1 - r);
+    DualRank(r, pp, {pp / 2, h, pp, mbc / 2, mbc / 2, r >= pp / 2}, programs[r]).run();
+  }
   return programs;
 }
 
-}  // namespace simumax::graph
+namespace {
+
+// Why DualPipe cannot run this layout, or "" (DeepSeek's DualPipe.step asserts an even number of ranks and an
+// even number of micro-batches of at least twice the ranks; it runs two stages per rank, not virtual chunks).
+std::string dualpipe_why(const Layout& l) {
+  if (l.vp > 1) return fmt::format("interleaving_size is {}", l.vp);
+  if (l.pp % 2 != 0) return fmt::format("pp_size {} is odd", l.pp);
+  if (l.micro_batches % 2 != 0 || l.micro_batches < 2 * l.pp) {
+    return fmt::format("micro_batch_num {} is not an even number of at least 2 * pp_size = {}", l.micro_batches,
+                       2 * l.pp);
+  }
+  if (l.overlapped_dp) {
+    return "megatron_overlap_grad_reduce or megatron_overlap_param_gather is on, which is not modelled with it";
+  }
+  return "";
+}
+
+std::string dualpipe_refusal(const Layout& l, const std::string& legal) {
+  const std::string why = dualpipe_why(l);
+  if (why.empty()) return why;
+  return fmt::format("\"dualpipe\" cannot run this layout: {}; DualPipe holds stages r and pp_size - 1 - r on rank r "
+                     "and feeds half the micro-batches from each end, so it needs an even pp_size, an even "
+                     "micro_batch_num of at least 2 * pp_size and interleaving_size 1; the legal choices for this "
+                     "layout are {}",
+                     why, legal);
+}
+
+std::vector<Program> dualpipe_programs(const Layout& l) {
+  return dualpipe(static_cast<int>(l.pp), static_cast<int>(l.micro_batches));
+}
+
+}  // namespace
+
+extern const Schedule kDualPipe{"dualpipe", Placement::kMirror, true, dualpipe_refusal, dualpipe_programs};
+
+}  // namespace simumax::schedule

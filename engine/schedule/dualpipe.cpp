@@ -235,4 +235,47 @@ std::vector<Program> dualpipe_programs(const Layout& l) {
 
 extern const Schedule kDualPipe{"dualpipe", Placement::kMirror, true, dualpipe_refusal, dualpipe_programs};
 
+namespace {
+
+// Why DualPipeV cannot run this layout, or "". DualPipeV.step asserts num_chunks >= 2 * num_ranks (no parity
+// rule: every micro-batch runs both phases); its two modules are stages r and 2 pp - 1 - r of a model cut into
+// 2 pp stages (examples/example_dualpipev.py), not virtual chunks.
+std::string dualpipe_v_why(const Layout& l) {
+  if (l.vp > 1) return fmt::format("interleaving_size is {}", l.vp);
+  if (l.micro_batches < 2 * l.pp) {
+    return fmt::format("micro_batch_num {} is smaller than 2 * pp_size = {}", l.micro_batches, 2 * l.pp);
+  }
+  if (l.custom_end_stages) return "num_layers_in_first_pipeline_stage or num_layers_in_last_pipeline_stage is set";
+  if (l.layer_slots % (2 * l.pp) != 0) {
+    const std::string counted =
+        l.layer_slots == l.layers ? "" : fmt::format(" (+{} for embedding/loss)", l.layer_slots - l.layers);
+    return fmt::format("layer_num {}{} does not split into 2 * pp_size = {} stages", l.layers, counted, 2 * l.pp);
+  }
+  if (l.overlapped_dp) {
+    return "megatron_overlap_grad_reduce or megatron_overlap_param_gather is on, which is not modelled with it";
+  }
+  return "";
+}
+
+std::string dualpipe_v_refusal(const Layout& l, const std::string& legal) {
+  const std::string why = dualpipe_v_why(l);
+  if (why.empty()) return why;
+  return fmt::format("\"dualpipev\" cannot run this layout: {}; DualPipeV cuts the model into 2 * pp_size stages, "
+                     "gives rank r stages r and 2 * pp_size - 1 - r and feeds every micro-batch in at rank 0, so it "
+                     "needs a micro_batch_num of at least 2 * pp_size, interleaving_size 1 and a layer_num that "
+                     "2 * pp_size divides; the legal choices for this layout are {}",
+                     why, legal);
+}
+
+std::vector<Program> dualpipe_v_programs(const Layout& l) {
+  const int pp = static_cast<int>(l.pp), mbc = static_cast<int>(l.micro_batches);
+  std::vector<Program> programs(pp);
+  for (int r = 0; r < pp; ++r) DualRank(r, pp, {pp, r, 2 * pp, mbc, 0, false}, programs[r]).run();
+  return programs;
+}
+
+}  // namespace
+
+extern const Schedule kDualPipeV{"dualpipev", Placement::kVShape, true, dualpipe_v_refusal, dualpipe_v_programs};
+
 }  // namespace simumax::schedule

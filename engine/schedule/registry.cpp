@@ -11,7 +11,9 @@ namespace simumax::schedule {
 #define SIMUMAX_SCHEDULES(X) \
   X(kOneFOneB)               \
   X(kZbH1)                   \
-  X(kDualPipe)
+  X(kZbV)                    \
+  X(kDualPipe)               \
+  X(kDualPipeV)
 
 #define SIMUMAX_DECLARE_SCHEDULE(s) extern const Schedule s;
 SIMUMAX_SCHEDULES(SIMUMAX_DECLARE_SCHEDULE)

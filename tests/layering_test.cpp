@@ -19,13 +19,16 @@ namespace fs = std::filesystem;
 // listed here fails the test, so a new stage has to state what it may use. `compare` is DESIGN's stage for the
 // real side (trace and log readers); `calibrate` learns from real evidence and from validation cases, so it
 // times ops like `report` does and fits collectives through `measure`, the plain-C++ half of
-// `simumax-measure`.
+// `simumax-measure`. `schedule` holds the pipeline schedules (each one's name, chunk placement, refused layouts
+// and programs, in one file): it comes before `config`, which checks a strategy's schedule against its entry, so
+// that `model` (placement) and `graph` (programs) read the same entry.
 const std::map<std::string, std::set<std::string>> kMayUse = {
     {"common", {}},
-    {"config", {}},
-    {"model", {"config"}},
+    {"schedule", {}},
+    {"config", {"schedule"}},
+    {"model", {"config", "schedule"}},
     {"cost", {"config", "model"}},
-    {"graph", {"config", "model", "cost"}},
+    {"graph", {"config", "model", "cost", "schedule"}},
     {"platform", {"config"}},
     {"executor", {"graph", "platform"}},
     {"memory", {"graph", "executor"}},

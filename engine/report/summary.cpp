@@ -55,8 +55,10 @@ void fill_stage_times(StageSummary& ss, const config::Scenario& s, const model::
     dp += cc.dense_dp.total_seconds() + cc.moe_dp.total_seconds();
     opt += cc.optimizer.seconds;
   }
-  ss.fwd_ms = common::ms(fwd / static_cast<double>(held.size()));
-  ss.bwd_ms = common::ms(bwd / static_cast<double>(held.size()));
+  // Per micro-batch: a V runs each micro-batch through both chunks a rank holds.
+  const double share = static_cast<double>(m.microbatch_chunks) / static_cast<double>(held.size());
+  ss.fwd_ms = common::ms(fwd * share);
+  ss.bwd_ms = common::ms(bwd * share);
   ss.p2p_ms = common::ms(c.p2p.seconds);
   const int links = st.pp_size == 1 ? 0 : (ss.stage == 0 || ss.stage == st.pp_size - 1 ? 2 : 4);
   ss.chunk_time_ms = ss.fwd_ms + ss.bwd_ms + links * ss.p2p_ms;
@@ -142,7 +144,7 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
   out.straggler_ratio = c.straggler_ratio;
   out.num_tasks = g.size();
   out.fidelity = config::to_string(s.strategy.fidelity);
-  out.pipeline_schedule = config::to_string(s.strategy.pipeline_schedule);
+  out.pipeline_schedule = s.strategy.pipeline_schedule;
   bool all_interpolated = true;
   out.miss_efficiency = list_misses(m, c, all_interpolated);
   out.misses_interpolated = s.strategy.megatron() && all_interpolated;

@@ -47,7 +47,7 @@ struct Summary {
   std::string executor;
   std::string granularity;
   std::string scope;
-  std::string pipeline_schedule;  // config::to_string(PipelineSchedule)
+  std::string pipeline_schedule;  // the strategy's pipeline_schedule
   int64_t world_size = 0, tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, etp = 1, edp = 1;
   int64_t micro_batch_size = 0, micro_batch_num = 0, global_batch_size = 0, seq_len = 0;
   int64_t padded_vocab = 0;

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <optional>
 
-#include "engine/graph/pipeline_schedule.hpp"
+#include "engine/schedule/program.hpp"
 
-namespace simumax::graph {
+namespace simumax::schedule {
 
 namespace {
 
@@ -157,4 +157,4 @@ std::vector<Program> interleaved_one_f_one_b(int pp, int vp, int mbc, int group)
   return programs;
 }
 
-}  // namespace simumax::graph
+}  // namespace simumax::schedule

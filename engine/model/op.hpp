@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/pass.hpp"
+
 namespace simumax::model {
 
 enum class Coll : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kP2p };
 enum class CommGroup : uint8_t { kTp, kCp, kEp, kEtp };
-enum class OpPass : uint8_t { kForward = 0, kBackwardAct = 1, kBackwardWeight = 2 };
-inline constexpr int kNumPasses = 3;
 
 const char* to_string(Coll c);
 const char* to_string(CommGroup g);

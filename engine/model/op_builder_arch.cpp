@@ -13,7 +13,7 @@ namespace simumax::model {
 namespace {
 
 void add(Op& op, OpPass pass, const std::vector<double>& kernels) {
-  auto& v = op.extra_kernel_bytes[static_cast<int>(pass)];
+  auto& v = op.extra_kernel_bytes[op_pass_index(pass)];
   v.insert(v.end(), kernels.begin(), kernels.end());
 }
 

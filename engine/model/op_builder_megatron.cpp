@@ -21,7 +21,7 @@ Op* find_op(std::vector<Op>& ops, size_t first, const std::string& name) {
 
 void add(Op* op, OpPass pass, const std::vector<double>& kernels) {
   if (op == nullptr) return;
-  auto& v = op->extra_kernel_bytes[static_cast<int>(pass)];
+  auto& v = op->extra_kernel_bytes[op_pass_index(pass)];
   v.insert(v.end(), kernels.begin(), kernels.end());
 }
 

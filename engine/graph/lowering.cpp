@@ -120,8 +120,8 @@ class PipelineEmitter {
     std::vector<std::pair<uint32_t, uint32_t>> held;  // (lane, transfer)
     for (size_t i = 0; i < prog.steps.size(); ++i) {
       const ScheduleStep& step = prog.steps[i];
-      if (step.kind != StepKind::kComm) {
-        em_.pass(step.kind, r, lanes, step.microbatch, step.chunk);
+      if (step.kind) {
+        em_.pass(*step.kind, r, lanes, step.microbatch, step.chunk);
         if (step.kind == StepKind::kWeightGrad) {
           for (const auto& [lane, id] : held) b_.also_wait(lane, id);
           held.clear();

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "engine/config/strategy_config.hpp"
+#include "engine/model/pass.hpp"
 
 namespace simumax::graph {
 
@@ -22,14 +24,12 @@ struct P2p {
   bool operator==(const P2p& o) const;
 };
 
-// The passes of a (micro-batch, chunk): F; the whole backward (each op's input and weight gradients back to back,
-// what 1F1B runs); or the backward split as zero-bubble schedules run it: B, the input gradients (with the
-// recompute and the collectives they need), whose result the previous stage waits for, and W, the weight
-// gradients, which nothing in the pipeline waits for. A program runs either the whole backward or B then W.
-enum class StepKind : uint8_t { kForward, kBackward, kInputGrad, kWeightGrad, kComm };
-
+// A compute step runs one pass of a (micro-batch, chunk): F; the whole backward B+W (each op's input and weight
+// gradients back to back, what 1F1B runs); or the backward split as zero-bubble schedules run it: B, the input
+// gradients (with the recompute and the collectives they need), whose result the previous stage waits for, and
+// W, the weight gradients, which nothing in the pipeline waits for. A program runs either B+W or B then W.
 struct ScheduleStep {
-  StepKind kind = StepKind::kForward;
+  std::optional<model::Pass> kind;  // the compute step's pass; none: a comm step
   int32_t microbatch = 0;   // compute steps
   int32_t chunk = 0;        // compute steps: virtual chunk on this rank
   uint32_t first_comm = 0;  // comm steps: [first_comm, first_comm + num_comms) in Program::comms

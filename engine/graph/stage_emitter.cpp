@@ -61,22 +61,18 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
   params_used_.resize(b.num_ranks());
   // Task -> op references serve the traces of op-sized tasks; coarser tasks refer to blocks and chunks.
   if (o.granularity == Granularity::kOp) index_op_refs();
-  names_[0][0] = b_.name("chunk.fwd");
-  names_[0][1] = b_.name("embedding.fwd");
-  names_[0][2] = b_.name("layer.fwd");
-  names_[0][3] = b_.name("head.fwd");
-  names_[1][0] = b_.name("chunk.bwd");
-  names_[1][1] = b_.name("embedding.bwd");
-  names_[1][2] = b_.name("layer.bwd");
-  names_[1][3] = b_.name("head.bwd");
+  intern_names(model::Pass::kForward);
+  intern_names(model::Pass::kBackward);
   plan_overlap();
 }
 
-void StageEmitter::intern_names(StepKind kind) {
-  const char* const suffix = kind == StepKind::kInputGrad ? ".bwd_input" : ".bwd_weight";
+void StageEmitter::intern_names(model::Pass pass) {
+  const char* const suffix = pass == model::Pass::kForward     ? ".fwd"
+                             : pass == model::Pass::kBackward  ? ".bwd"
+                             : pass == model::Pass::kInputGrad ? ".bwd_input"
+                                                               : ".bwd_weight";
   const char* const what[4] = {"chunk", "embedding", "layer", "head"};
-  const int k = static_cast<int>(kind);
-  for (int w = 0; w < 4; ++w) names_[k][w] = b_.name(std::string(what[w]) + suffix);
+  for (int w = 0; w < 4; ++w) names_[names_row(pass)][w] = b_.name(std::string(what[w]) + suffix);
 }
 
 void StageEmitter::split_backward() {
@@ -292,7 +288,7 @@ void StageEmitter::pass(StepKind kind, int stage, const std::vector<uint32_t>& l
   const auto& chunk = m_.chunks[ci];
   const bool fwd = kind == StepKind::kForward;
   if ((kind == StepKind::kInputGrad || kind == StepKind::kWeightGrad) && split_.empty()) split_backward();
-  const uint32_t* names = names_[static_cast<int>(kind)];
+  const uint32_t* names = names_[names_row(kind)];
   const Task base = compute_task(fwd ? Pass::kForward : Pass::kBackward, mb, vchunk);
   // A chunk's or a layer's B leaves its parameters' gradients to its W.
   const auto params = [kind](std::pair<int64_t, int64_t> p) {

@@ -80,7 +80,9 @@ class StageEmitter {
   void op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                     const model::MemStep& mem, Task base);
   void index_op_refs();
-  void intern_names(StepKind kind);  // kInputGrad or kWeightGrad
+  // The chunk, embedding, layer and head task names of a pass (kForward, kBackward, kInputGrad or kWeightGrad).
+  void intern_names(model::Pass pass);
+  static int names_row(model::Pass pass) { return static_cast<int>(pass); }  // F, B, W, B+W: rows 0 to 3
   // B and W of every block (model::split_backward) and their memory, on the first B or W.
   void split_backward();
   uint32_t op_ref(const model::Op& op, int work);
@@ -93,7 +95,7 @@ class StageEmitter {
   double ratio_;
   std::vector<std::vector<BlockMem>> block_mem_;  // [chunk][block], one copy of the block
   std::vector<BlockMem> chunk_mem_;               // [chunk], the whole chunk
-  uint32_t names_[4][4] = {};  // [kForward, kBackward, kInputGrad, kWeightGrad][chunk, embedding, layer, head]
+  uint32_t names_[4][4] = {};  // [names_row(pass)][chunk, embedding, layer, head]
   std::vector<std::vector<model::SplitBackward>> split_;  // [chunk][block]; empty until a B or W is emitted
   std::vector<std::vector<std::pair<int64_t, int64_t>>> block_params_;  // [chunk][block]: dense, expert numel
   bool track_params_ = false;  // a DP overlap option is on

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "engine/report/json_text.hpp"
+#include "engine/report/simumax_strings.hpp"
 #include "engine/report/text_file.hpp"
 #include "engine/report/trace_args.hpp"
 #include "engine/report/trace_internal.hpp"
@@ -33,11 +34,6 @@ std::string tid_name(uint16_t lane, uint16_t sub) {
   std::string s = kLaneNames[lane];
   if (lane == 2) return s + "_" + std::to_string(sub);  // SimuMax's packed sync send/recv sub-lanes
   return sub == 0 ? s : s + "_" + std::to_string(sub);
-}
-
-const char* direction(graph::Pass p) {
-  if (p == graph::Pass::kBackward) return "bwd";
-  return p == graph::Pass::kRecompute ? "recompute_fwd" : "fwd";
 }
 
 // The name without our pass suffix: "attn.linear_qkv.fwd" -> "attn.linear_qkv".
@@ -135,7 +131,7 @@ void slice_event(std::string& b, const RunView& v, const Slice& s, uint32_t rank
     b += ",\"stream_type\":\"comm\",\"lane\":\"comm\",\"lane_base\":\"comm\"";
   }
   b += ",\"direction\":\"";
-  b += direction(t.pass);
+  b += simumax_phase(t.pass);
   b += "\",\"gid\":";
   b += n.gid.empty() ? "null" : quoted(n.gid);
   b += ",\"correlation_id\":null,\"base_name\":";
@@ -182,7 +178,7 @@ void mem_events(TextFile& out, const RunView& v, const TracePlan& p, size_t i, c
   for (uint32_t t : p.tasks[i]) {
     const auto& task = g.tasks[t];
     if (!memory::is_memory_task(task, rank)) continue;
-    const char* phase = direction(task.pass);
+    const char* phase = simumax_phase(task.pass);
     const std::string& op = g.names[task.name];
     mem_event(b, pid, v.timeline.start[t], stat, cached, 0, tokens, phase, op, "start");
     mem_event(b, pid, v.timeline.start[t], stat, cached, task.mem_peak_bytes, tokens, phase, op, "peak");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -18,7 +19,7 @@ namespace simumax {
 namespace {
 
 using graph::Program;
-using graph::StepKind;
+using model::Pass;
 
 const std::string kRoot = SIMUMAX_SOURCE_DIR;
 
@@ -38,7 +39,7 @@ TEST(ZbH1Program, RunsEachPassOnceAndDefersTheFirstRWeightGradients) {
           const auto& st = programs[r].steps[i];
           if (st.kind == StepKind::kComm) continue;
           ASSERT_NE(st.kind, StepKind::kBackward) << "ZB-H1 splits every backward";
-          EXPECT_TRUE(at.emplace(std::pair{st.kind, st.microbatch}, static_cast<int>(i)).second);
+          EXPECT_TRUE(at.emplace(std::pair{*st.kind, st.microbatch}, static_cast<int>(i)).second);
           if (st.kind == StepKind::kInputGrad) ++pending, after_last_b = 0;
           if (st.kind == StepKind::kWeightGrad) --pending, ++after_last_b;
           if (st.kind == StepKind::kForward) most = std::max(most, pending);
@@ -64,10 +65,10 @@ TEST(ZbH1Program, IsOneFOneBWithTheBackwardSplit) {
   for (auto [pp, mbc] : {std::pair{4, 8}, {2, 8}, {8, 3}, {16, 32}}) {
     const auto zb = graph::zb_h1(pp, mbc), base = graph::one_f_one_b(pp, mbc);
     for (int r = 0; r < pp; ++r) {
-      std::vector<std::tuple<StepKind, int, uint32_t>> a, b;
+      std::vector<std::tuple<std::optional<Pass>, int, uint32_t>> a, b;
       for (const auto& st : zb[r].steps) {
-        if (st.kind == StepKind::kWeightGrad) continue;
-        const StepKind k = st.kind == StepKind::kInputGrad ? StepKind::kBackward : st.kind;
+        if (st.kind == Pass::kWeightGrad) continue;
+        const std::optional<Pass> k = st.kind == Pass::kInputGrad ? Pass::kBackward : st.kind;
         a.emplace_back(k, st.kind == StepKind::kComm ? -1 : st.microbatch, st.num_comms);
       }
       for (const auto& st : base[r].steps) {
@@ -224,7 +225,7 @@ TEST(DualPipeProgram, RunsEachMicroBatchOnceInItsDirectionAndHoldsAtMostPpPlusOn
           const auto& st = programs[r].steps[i];
           if (st.kind == StepKind::kComm) continue;
           EXPECT_EQ(st.chunk, st.microbatch < mbc / 2 ? 0 : 1) << "pp " << pp << " mbc " << mbc << " rank " << r;
-          EXPECT_TRUE(at.emplace(std::pair{st.kind, st.microbatch}, static_cast<int>(i)).second);
+          EXPECT_TRUE(at.emplace(std::pair{*st.kind, st.microbatch}, static_cast<int>(i)).second);
           if (st.kind == StepKind::kForward) most = std::max(most, ++in_flight);
           if (st.kind == StepKind::kBackward || st.kind == StepKind::kInputGrad) --in_flight;
         }

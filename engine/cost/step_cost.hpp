@@ -22,7 +22,7 @@ struct CommCost {
 };
 
 struct OpCost {
-  std::array<double, model::kNumPasses> seconds{};   // kernel time of fwd / bwd-act / bwd-weight
+  std::array<double, model::kNumPasses> seconds{};   // kernel time of F / B / W (model::op_pass_index)
   std::array<bool, model::kNumPasses> table_hit{};
   std::array<bool, model::kNumPasses> interpolated{};  // a table miss priced from the nearest shapes (megatron)
   std::array<std::vector<CommCost>, model::kNumPasses> comm;

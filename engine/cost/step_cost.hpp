@@ -22,10 +22,10 @@ struct CommCost {
 };
 
 struct OpCost {
-  std::array<double, model::kNumPasses> seconds{};   // kernel time of F / B / W (model::op_pass_index)
-  std::array<bool, model::kNumPasses> table_hit{};
-  std::array<bool, model::kNumPasses> interpolated{};  // a table miss priced from the nearest shapes (megatron)
-  std::array<std::vector<CommCost>, model::kNumPasses> comm;
+  std::array<double, model::kNumOpPasses> seconds{};   // kernel time of F / B / W (model::op_pass_index)
+  std::array<bool, model::kNumOpPasses> table_hit{};
+  std::array<bool, model::kNumOpPasses> interpolated{};  // a table miss priced from the nearest shapes (megatron)
+  std::array<std::vector<CommCost>, model::kNumOpPasses> comm;
   double recompute_seconds = 0;           // kernel time replayed in the backward
   bool recompute_comm = false;            // the replay repeats comm[forward]
   bool tp_overlap = false;                // TP collectives run alongside their pass's kernel (tp-comm-overlap)

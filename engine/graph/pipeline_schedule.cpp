@@ -17,7 +17,7 @@ bool P2p::operator==(const P2p& o) const {
 
 void Program::comm(std::initializer_list<const P2p*> batch) {
   ScheduleStep s;
-  s.kind = StepKind::kComm;
+  s.kind = std::nullopt;
   s.first_comm = static_cast<uint32_t>(comms.size());
   for (const P2p* p : batch) {
     if (p) comms.push_back(*p);
@@ -42,7 +42,7 @@ std::vector<Program> blocking_one_f_one_b(int pp, int mbc, bool zb_h1) {
     auto send_prev = [&](int mb) { return P2p{false, r - 1, mb, r, r - 1}; };
     auto recv_next = [&](int mb) { return P2p{false, r, mb, r + 1, r}; };
     auto one = [&](const P2p& p) { prog.comm({&p}); };
-    const StepKind backward = zb_h1 ? StepKind::kInputGrad : StepKind::kBackward;
+    const model::Pass backward = zb_h1 ? model::Pass::kInputGrad : model::Pass::kBackward;
     int f = 0, b = 0;
     // After backward b (and its transfers): from the r-th backward on, the oldest deferred W; after the last,
     // every one left. W's run in micro-batch order, so the oldest deferred one is micro-batch `w`.
@@ -52,18 +52,18 @@ std::vector<Program> blocking_one_f_one_b(int pp, int mbc, bool zb_h1) {
       const bool final = b == mbc - 1;
       if (b < r && !final) return;
       do {
-        prog.compute(StepKind::kWeightGrad, w++, 0);
+        prog.compute(model::Pass::kWeightGrad, w++, 0);
       } while (final && w <= b);
     };
     for (int i = 0; i < warmup; ++i, ++f) {
       if (!first) one(recv_prev(f));
-      prog.compute(StepKind::kForward, f, 0);
+      prog.compute(model::Pass::kForward, f, 0);
       if (!last) one(send_next(f));
     }
     const bool send_first = r % 2 == 1;
     for (int i = 0; i < steady; ++i) {
       if (i == 0 && !first) one(recv_prev(f));
-      prog.compute(StepKind::kForward, f, 0);
+      prog.compute(model::Pass::kForward, f, 0);
       if (!last) {
         if (send_first) {
           one(send_next(f));

@@ -45,7 +45,7 @@ struct Program {
   // leaves once its data exists without holding its rank up (the zero-bubble runtime's isend/irecv; Megatron's
   // overlap_p2p_comm does the same for every schedule).
   bool async_p2p = false;
-  void compute(StepKind kind, int mb, int chunk) { steps.push_back({kind, mb, chunk, 0, 0}); }
+  void compute(model::Pass kind, int mb, int chunk) { steps.push_back({kind, mb, chunk, 0, 0}); }
   void comm(std::initializer_list<const P2p*> batch);
 };
 

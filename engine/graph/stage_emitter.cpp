@@ -77,8 +77,8 @@ void StageEmitter::intern_names(model::Pass pass) {
 
 void StageEmitter::split_backward() {
   // Only schedules that split the backward pay for it: names, step lists and memory spans of B and W.
-  intern_names(StepKind::kInputGrad);
-  intern_names(StepKind::kWeightGrad);
+  intern_names(model::Pass::kInputGrad);
+  intern_names(model::Pass::kWeightGrad);
   split_.resize(m_.chunks.size());
   for (size_t ci = 0; ci < m_.chunks.size(); ++ci) {
     const auto& blocks = m_.chunks[ci].blocks;
@@ -106,7 +106,7 @@ void StageEmitter::index_op_refs() {
         const model::Op& op = (*blocks[k].ops)[o];
         const OpRef at{static_cast<int32_t>(ci), static_cast<int32_t>(k), static_cast<int32_t>(o)};
         op_where_[ci][&op] = at;
-        for (int p = 0; p < model::kNumPasses; ++p) {
+        for (int p = 0; p < model::kNumOpPasses; ++p) {
           for (size_t i = 0; i < op.comm[p].size(); ++i) {
             OpRef c = at;
             c.work = static_cast<int8_t>(p);
@@ -203,7 +203,7 @@ void StageEmitter::op_forward(const std::vector<uint32_t>& lanes, const model::O
 void StageEmitter::op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                                 const model::MemStep& mem, Task base) {
   base.kind = TaskKind::kRecompute;
-  base.pass = Pass::kRecompute;
+  base.pass = model::Pass::kRecompute;
   if (oc.recompute_comm) comms_before(lanes, oc.comm[0], base);
   Task t = base;
   t.seconds = oc.recompute_seconds * ratio_;  // zero for a variance tail: its replay is free
@@ -220,7 +220,7 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
   const bool has_wgrad = oc.seconds[2] > 0 || !oc.comm[2].empty();
   // B alone (kInputGrad) runs the weight gradient's collectives (the gathered input it keeps) but leaves its
   // kernel, and what it keeps (mem.delta), to a kWeightGrad step.
-  const bool whole = mem.kind == model::StepKind::kBackward;
+  const bool whole = mem.kind == model::Pass::kBackward;
   for (int p = 1; p <= 2; ++p) {
     if (p == 2 && !has_wgrad) break;
     comms_before(lanes, oc.comm[p], base);
@@ -260,19 +260,19 @@ void StageEmitter::coarse(const std::vector<uint32_t>& lanes, Task t, double sec
   t.mem_peak_bytes = mem.peak;
   t.mem_delta_bytes = mem.delta;
   compute(lanes, t);
-  note_params(lanes, t.pass == Pass::kForward, t.microbatch, params.first, params.second);
+  note_params(lanes, t.pass == model::Pass::kForward, t.microbatch, params.first, params.second);
 }
 
-const model::MemSpan& StageEmitter::BlockMem::of(StepKind kind) const {
+const model::MemSpan& StageEmitter::BlockMem::of(model::Pass kind) const {
   switch (kind) {
-    case StepKind::kForward: return fwd;
-    case StepKind::kInputGrad: return input;
-    case StepKind::kWeightGrad: return weight;
+    case model::Pass::kForward: return fwd;
+    case model::Pass::kInputGrad: return input;
+    case model::Pass::kWeightGrad: return weight;
     default: return bwd;
   }
 }
 
-Task StageEmitter::compute_task(Pass pass, int mb, int vchunk) {
+Task StageEmitter::compute_task(model::Pass pass, int mb, int vchunk) {
   Task t;
   t.kind = TaskKind::kCompute;
   t.pass = pass;
@@ -281,24 +281,24 @@ Task StageEmitter::compute_task(Pass pass, int mb, int vchunk) {
   return t;
 }
 
-void StageEmitter::pass(StepKind kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
+void StageEmitter::pass(model::Pass kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
   const int ci = m_.compute_chunks[stage][vchunk];
   chunk_now_ = ci;
   const int layer0 = m_.first_layer[stage][vchunk];
   const auto& chunk = m_.chunks[ci];
-  const bool fwd = kind == StepKind::kForward;
-  if ((kind == StepKind::kInputGrad || kind == StepKind::kWeightGrad) && split_.empty()) split_backward();
+  const bool fwd = kind == model::Pass::kForward;
+  if ((kind == model::Pass::kInputGrad || kind == model::Pass::kWeightGrad) && split_.empty()) split_backward();
   const uint32_t* names = names_[names_row(kind)];
-  const Task base = compute_task(fwd ? Pass::kForward : Pass::kBackward, mb, vchunk);
+  const Task base = compute_task(fwd ? model::Pass::kForward : model::Pass::kBackward, mb, vchunk);
   // A chunk's or a layer's B leaves its parameters' gradients to its W.
   const auto params = [kind](std::pair<int64_t, int64_t> p) {
-    return kind == StepKind::kInputGrad ? std::pair<int64_t, int64_t>{0, 0} : p;
+    return kind == model::Pass::kInputGrad ? std::pair<int64_t, int64_t>{0, 0} : p;
   };
   if (options_.granularity == Granularity::kChunk) {
     const cost::ChunkCost& cc = c_.chunks[ci];
     const double seconds = fwd                             ? cc.fwd_seconds
-                           : kind == StepKind::kBackward   ? cc.bwd_seconds
-                           : kind == StepKind::kInputGrad  ? cc.bwd_seconds - cc.wgrad_seconds
+                           : kind == model::Pass::kBackward   ? cc.bwd_seconds
+                           : kind == model::Pass::kInputGrad  ? cc.bwd_seconds - cc.wgrad_seconds
                                                            : cc.wgrad_seconds;
     coarse(lanes, base, seconds, names[0], OpRef{ci}, chunk_mem_[ci].of(kind),
            params({chunk.params.dense_numel, chunk.params.moe_numel}));

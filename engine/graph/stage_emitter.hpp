@@ -22,7 +22,7 @@ class StageEmitter {
   // One compute step of a schedule program (kForward, kBackward, kInputGrad or kWeightGrad) for micro-batch `mb`
   // in virtual chunk `vchunk`. `lanes`: the graph ranks running this stage in lockstep (a TP group, or one
   // representative rank).
-  void pass(StepKind kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk);
+  void pass(model::Pass kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk);
   // DP gradient reduce, optimizer and parameter gather on every rank, after the pipeline.
   void step_end(int64_t tp, const std::vector<std::vector<std::vector<uint32_t>>>& sets);
   bool network_comm() const { return options_.scope == RankScope::kAll; }
@@ -43,9 +43,9 @@ class StageEmitter {
   // The memory of one pass over a block or a chunk: forward, whole backward, B, W.
   struct BlockMem {
     model::MemSpan fwd, bwd, input, weight;
-    const model::MemSpan& of(StepKind kind) const;
+    const model::MemSpan& of(model::Pass kind) const;
   };
-  static Task compute_task(Pass pass, int mb, int vchunk);
+  static Task compute_task(model::Pass pass, int mb, int vchunk);
   void compute(const std::vector<uint32_t>& lanes, Task t);
   // A chunk- or layer-sized task on each lane, with its memory span and the parameters it touches.
   void coarse(const std::vector<uint32_t>& lanes, Task t, double seconds, uint32_t name, OpRef ref,
@@ -62,14 +62,14 @@ class StageEmitter {
   void comms_after(const std::vector<uint32_t>& lanes, const std::vector<cost::CommCost>& comms, const Task& base,
                    const model::MemStep& mem, bool hide = true);
   // One copy of block k of chunk ci at op granularity, in program order (shared experts where the plan says).
-  void emit_block(const std::vector<uint32_t>& lanes, int ci, size_t k, StepKind kind, const Task& t);
+  void emit_block(const std::vector<uint32_t>& lanes, int ci, size_t k, model::Pass kind, const Task& t);
   void emit_step(const std::vector<uint32_t>& lanes, const model::MemStep& step, const Task& t);
   // The shared-expert plan of each block, for op-sized tasks.
   void plan_overlap();
   static bool contention_on(const config::StrategyConfig& st, const cost::SmShares& shares);
   // One copy of a block, for layer-sized tasks, with what overlap adds (cost::ChunkCost::overlap_seconds, all
   // of the backward's in B).
-  double block_seconds(int ci, size_t k, StepKind kind) const;
+  double block_seconds(int ci, size_t k, model::Pass kind) const;
   void op_forward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                   const model::MemStep& mem, Task base);
   // The whole backward (mem.kind kBackward) or its input gradient alone (kInputGrad).

@@ -22,7 +22,7 @@ constexpr std::array<const char*, kLanes> kLaneNames = {"02_fwd_compute", "03_bw
 uint16_t simumax_lane(const graph::Task& t) {
   if (t.seconds == 0 || t.kind == graph::TaskKind::kBarrier) return kSkip;
   switch (t.kind) {
-    case graph::TaskKind::kCompute: return t.pass == graph::Pass::kBackward ? 1 : 0;
+    case graph::TaskKind::kCompute: return t.pass == model::Pass::kBackward ? 1 : 0;
     case graph::TaskKind::kRecompute: return 1;
     case graph::TaskKind::kOptimizer: return 0;
     case graph::TaskKind::kPpComm: return 2;
@@ -71,7 +71,7 @@ Names names_of(const RunView& v, const graph::Task& t, uint32_t rank, uint32_t t
   const graph::OpRef r = t.op_ref == graph::kNoOpRef ? graph::OpRef{} : g.op_refs[t.op_ref];
   const model::Op* op = op_of(v, r);
   if (t.kind == graph::TaskKind::kPpComm) {
-    const bool fwd = t.pass == graph::Pass::kForward, sends = pp_sender(g, t) == rank;
+    const bool fwd = t.pass == model::Pass::kForward, sends = pp_sender(g, t) == rank;
     n.base = sends ? (fwd ? "send_next" : "send_prev") : (fwd ? "recv_prev" : "recv_next");
     n.gid = "send_recv-" + std::to_string(g.global_rank[pp_sender(g, t)]) + "-" +
             std::to_string(g.global_rank[pp_receiver(g, t)]) + (fwd ? "-forward-" : "-backward-") +

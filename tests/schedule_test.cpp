@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -18,7 +19,7 @@ namespace simumax {
 namespace {
 
 using graph::Program;
-using graph::StepKind;
+using schedule::Pass;
 
 const std::string kRoot = SIMUMAX_SOURCE_DIR;
 
@@ -32,20 +33,20 @@ TEST(ZbH1Program, RunsEachPassOnceAndDefersTheFirstRWeightGradients) {
       const auto programs = graph::zb_h1(pp, mbc);
       std::map<graph::P2p, int> seen;
       for (int r = 0; r < pp; ++r) {
-        std::map<std::pair<StepKind, int>, int> at;  // (pass, micro-batch) -> step index
+        std::map<std::pair<Pass, int>, int> at;  // (pass, micro-batch) -> step index
         int pending = 0, most = 0, after_last_b = 0;
         for (size_t i = 0; i < programs[r].steps.size(); ++i) {
           const auto& st = programs[r].steps[i];
-          if (st.kind == StepKind::kComm) continue;
-          ASSERT_NE(st.kind, StepKind::kBackward) << "ZB-H1 splits every backward";
-          EXPECT_TRUE(at.emplace(std::pair{st.kind, st.microbatch}, static_cast<int>(i)).second);
-          if (st.kind == StepKind::kInputGrad) ++pending, after_last_b = 0;
-          if (st.kind == StepKind::kWeightGrad) --pending, ++after_last_b;
-          if (st.kind == StepKind::kForward) most = std::max(most, pending);
+          if (st.kind == std::nullopt) continue;
+          ASSERT_NE(st.kind, Pass::kBackward) << "ZB-H1 splits every backward";
+          EXPECT_TRUE(at.emplace(std::pair{*st.kind, st.microbatch}, static_cast<int>(i)).second);
+          if (st.kind == Pass::kInputGrad) ++pending, after_last_b = 0;
+          if (st.kind == Pass::kWeightGrad) --pending, ++after_last_b;
+          if (st.kind == Pass::kForward) most = std::max(most, pending);
         }
         for (int mb = 0; mb < mbc; ++mb) {
-          const int f = at.at({StepKind::kForward, mb}), b = at.at({StepKind::kInputGrad, mb}),
-                    w = at.at({StepKind::kWeightGrad, mb});
+          const int f = at.at({Pass::kForward, mb}), b = at.at({Pass::kInputGrad, mb}),
+                    w = at.at({Pass::kWeightGrad, mb});
           EXPECT_LT(f, b);
           EXPECT_LT(b, w);
         }
@@ -64,14 +65,14 @@ TEST(ZbH1Program, IsOneFOneBWithTheBackwardSplit) {
   for (auto [pp, mbc] : {std::pair{4, 8}, {2, 8}, {8, 3}, {16, 32}}) {
     const auto zb = graph::zb_h1(pp, mbc), base = graph::one_f_one_b(pp, mbc);
     for (int r = 0; r < pp; ++r) {
-      std::vector<std::tuple<StepKind, int, uint32_t>> a, b;
+      std::vector<std::tuple<std::optional<Pass>, int, uint32_t>> a, b;
       for (const auto& st : zb[r].steps) {
-        if (st.kind == StepKind::kWeightGrad) continue;
-        const StepKind k = st.kind == StepKind::kInputGrad ? StepKind::kBackward : st.kind;
-        a.emplace_back(k, st.kind == StepKind::kComm ? -1 : st.microbatch, st.num_comms);
+        if (st.kind == Pass::kWeightGrad) continue;
+        const std::optional<Pass> k = st.kind == Pass::kInputGrad ? Pass::kBackward : st.kind;
+        a.emplace_back(k, st.kind == std::nullopt ? -1 : st.microbatch, st.num_comms);
       }
       for (const auto& st : base[r].steps) {
-        b.emplace_back(st.kind, st.kind == StepKind::kComm ? -1 : st.microbatch, st.num_comms);
+        b.emplace_back(st.kind, st.kind == std::nullopt ? -1 : st.microbatch, st.num_comms);
       }
       EXPECT_EQ(a, b) << "pp " << pp << " mbc " << mbc << " stage " << r;
       EXPECT_EQ(zb[r].comms, base[r].comms);
@@ -218,24 +219,24 @@ TEST(DualPipeProgram, RunsEachMicroBatchOnceInItsDirectionAndHoldsAtMostPpPlusOn
       std::map<graph::P2p, int> seen;
       int most_anywhere = 0;
       for (int r = 0; r < pp; ++r) {
-        std::map<std::pair<StepKind, int>, int> at;
+        std::map<std::pair<Pass, int>, int> at;
         int in_flight = 0, most = 0;
         for (size_t i = 0; i < programs[r].steps.size(); ++i) {
           const auto& st = programs[r].steps[i];
-          if (st.kind == StepKind::kComm) continue;
+          if (st.kind == std::nullopt) continue;
           EXPECT_EQ(st.chunk, st.microbatch < mbc / 2 ? 0 : 1) << "pp " << pp << " mbc " << mbc << " rank " << r;
-          EXPECT_TRUE(at.emplace(std::pair{st.kind, st.microbatch}, static_cast<int>(i)).second);
-          if (st.kind == StepKind::kForward) most = std::max(most, ++in_flight);
-          if (st.kind == StepKind::kBackward || st.kind == StepKind::kInputGrad) --in_flight;
+          EXPECT_TRUE(at.emplace(std::pair{*st.kind, st.microbatch}, static_cast<int>(i)).second);
+          if (st.kind == Pass::kForward) most = std::max(most, ++in_flight);
+          if (st.kind == Pass::kBackward || st.kind == Pass::kInputGrad) --in_flight;
         }
         for (int mb = 0; mb < mbc; ++mb) {
-          const int f = at.at({StepKind::kForward, mb});
-          if (at.count({StepKind::kBackward, mb})) {
-            EXPECT_LT(f, at.at({StepKind::kBackward, mb}));
-            EXPECT_EQ(at.count({StepKind::kInputGrad, mb}) + at.count({StepKind::kWeightGrad, mb}), 0u);
+          const int f = at.at({Pass::kForward, mb});
+          if (at.count({Pass::kBackward, mb})) {
+            EXPECT_LT(f, at.at({Pass::kBackward, mb}));
+            EXPECT_EQ(at.count({Pass::kInputGrad, mb}) + at.count({Pass::kWeightGrad, mb}), 0u);
           } else {
-            EXPECT_LT(f, at.at({StepKind::kInputGrad, mb}));
-            EXPECT_LT(at.at({StepKind::kInputGrad, mb}), at.at({StepKind::kWeightGrad, mb}));
+            EXPECT_LT(f, at.at({Pass::kInputGrad, mb}));
+            EXPECT_LT(at.at({Pass::kInputGrad, mb}), at.at({Pass::kWeightGrad, mb}));
           }
         }
         most_anywhere = std::max(most_anywhere, most);

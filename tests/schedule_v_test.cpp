@@ -20,7 +20,7 @@ namespace simumax {
 namespace {
 
 using schedule::Program;
-using schedule::StepKind;
+using schedule::Pass;
 
 const std::string kRoot = SIMUMAX_SOURCE_DIR;
 
@@ -34,25 +34,25 @@ std::vector<Program> programs(const std::string& name, int pp, int mbc) {
 // returns the most chunk forwards it holds at once (a forward is held until its whole backward, and until its W
 // with `until_w`, else until its B).
 int check_rank(const Program& prog, int mbc, const std::string& what, bool until_w) {
-  std::map<std::tuple<StepKind, int, int>, size_t> at;
+  std::map<std::tuple<schedule::Pass, int, int>, size_t> at;
   int in_flight = 0, most = 0;
   for (size_t i = 0; i < prog.steps.size(); ++i) {
     const auto& st = prog.steps[i];
-    if (st.kind == StepKind::kComm) continue;
-    EXPECT_TRUE(at.emplace(std::tuple{st.kind, st.microbatch, st.chunk}, i).second) << what;
-    if (st.kind == StepKind::kForward) most = std::max(most, ++in_flight);
-    if (st.kind == StepKind::kBackward || st.kind == (until_w ? StepKind::kWeightGrad : StepKind::kInputGrad)) {
+    if (!st.kind) continue;
+    EXPECT_TRUE(at.emplace(std::tuple{*st.kind, st.microbatch, st.chunk}, i).second) << what;
+    if (st.kind == Pass::kForward) most = std::max(most, ++in_flight);
+    if (st.kind == Pass::kBackward || st.kind == (until_w ? Pass::kWeightGrad : Pass::kInputGrad)) {
       --in_flight;
     }
   }
   for (int mb = 0; mb < mbc; ++mb) {
     for (int c : {0, 1}) {
-      const size_t f = at.at({StepKind::kForward, mb, c});
-      if (at.count({StepKind::kBackward, mb, c})) {
-        EXPECT_LT(f, at.at({StepKind::kBackward, mb, c})) << what;
+      const size_t f = at.at({Pass::kForward, mb, c});
+      if (at.count({Pass::kBackward, mb, c})) {
+        EXPECT_LT(f, at.at({Pass::kBackward, mb, c})) << what;
       } else {
-        EXPECT_LT(f, at.at({StepKind::kInputGrad, mb, c})) << what;
-        EXPECT_LT(at.at({StepKind::kInputGrad, mb, c}), at.at({StepKind::kWeightGrad, mb, c})) << what;
+        EXPECT_LT(f, at.at({Pass::kInputGrad, mb, c})) << what;
+        EXPECT_LT(at.at({Pass::kInputGrad, mb, c}), at.at({Pass::kWeightGrad, mb, c})) << what;
       }
     }
   }
@@ -80,7 +80,7 @@ TEST(ZbVProgram, RunsEachPassOnceAndHoldsAtMostOneFOneBsForwards) {
       const auto progs = programs("zb-v", pp, mbc);
       ASSERT_EQ(progs.size(), static_cast<size_t>(pp));
       for (int r = 0; r < pp; ++r) {
-        for (const auto& st : progs[r].steps) EXPECT_NE(st.kind, StepKind::kBackward) << what;
+        for (const auto& st : progs[r].steps) EXPECT_NE(st.kind, Pass::kBackward) << what;
         EXPECT_LE(check_rank(progs[r], mbc, what, true), 2 * pp) << what << " rank " << r;
       }
       check_transfers(progs, mbc, what);

@@ -12,7 +12,7 @@ namespace simumax::graph {
 using schedule::P2p;
 using schedule::Program;
 using schedule::ScheduleStep;
-using schedule::StepKind;
+using schedule::Pass;
 using schedule::dualpipe;
 using schedule::interleaved_one_f_one_b;
 using schedule::one_f_one_b;

@@ -23,7 +23,7 @@ std::map<std::string, std::vector<std::string>> list_misses(const model::StepMod
     for (size_t k = 0; k < m.chunks[ci].blocks.size(); ++k) {
       const auto& blk = m.chunks[ci].blocks[k];
       for (size_t o = 0; o < blk.ops->size(); ++o) {
-        for (int p = 0; p < model::kNumPasses; ++p) {
+        for (int p = 0; p < schedule::kNumOpPasses; ++p) {
           const auto& w = (*blk.ops)[o].work[p];
           const auto& cost = c.chunks[ci].blocks[k]->ops[o];
           if (!w.shape_key.empty() && w.flops != 0 && !cost.table_hit[p]) {
@@ -79,9 +79,9 @@ int64_t cached_micro_batches(const graph::TaskGraph& g, const executor::Timeline
   for (uint32_t i = 0; i < g.size(); ++i) {
     const auto& task = g.tasks[i];
     if (task.group != graph::kNoGroup || task.rank != r || task.microbatch < 0) continue;
-    if (task.pass != graph::Pass::kForward && task.pass != graph::Pass::kBackward) continue;
+    if (task.pass != schedule::Pass::kForward && task.pass != schedule::Pass::kBackward) continue;
     auto& e = ends.try_emplace({task.microbatch, std::max(task.chunk, 0)}, 0.0, -1.0).first->second;
-    double& end = task.pass == graph::Pass::kForward ? e.first : e.second;
+    double& end = task.pass == schedule::Pass::kForward ? e.first : e.second;
     end = std::max(end, tl.end[i]);
   }
   int64_t n = 0;
@@ -159,7 +159,7 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
   // unless overlapped DP buckets are still in flight: their exposed tail is DP time, not pipeline bubble).
   double pp_end = 0;
   for (uint32_t t = 0; t < g.size(); ++t) {
-    if (g.tasks[t].pass != graph::Pass::kStep) pp_end = std::max(pp_end, tl.end[t]);
+    if (g.tasks[t].pass != std::nullopt) pp_end = std::max(pp_end, tl.end[t]);
   }
   out.pp_time_ms = common::ms(pp_end);
   out.flops_per_token = m.flops_per_token;
@@ -185,7 +185,7 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
     const auto& task = g.tasks[t];
     g.for_each_rank(task, [&](uint32_t r) {
       rank_end[r] = std::max(rank_end[r], tl.end[t]);
-      if (task.pass == graph::Pass::kBackward) rank_pp_end[r] = std::max(rank_pp_end[r], tl.end[t]);
+      if (task.pass == schedule::Pass::kBackward) rank_pp_end[r] = std::max(rank_pp_end[r], tl.end[t]);
     });
   }
   for (uint32_t r = 0; r < g.num_ranks; ++r) {

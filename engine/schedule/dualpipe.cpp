@@ -130,7 +130,7 @@ class DualRank {
   void commit() {
     if (pending_.empty()) return;
     ScheduleStep s;
-    s.kind = StepKind::kComm;
+    s.kind = std::nullopt;
     s.first_comm = static_cast<uint32_t>(prog_.comms.size());
     prog_.comms.insert(prog_.comms.end(), pending_.begin(), pending_.end());
     s.num_comms = static_cast<uint32_t>(pending_.size());
@@ -140,13 +140,13 @@ class DualRank {
 
   void compute_forward(int phase) {
     const int d = direction(phase);
-    prog_.compute(StepKind::kForward, global(d, f_[d]++), d);
+    prog_.compute(Pass::kForward, global(d, f_[d]++), d);
   }
   // A whole backward, or with `zb` its B alone, its W queued (DualPipe's WeightGradStore, popped in order).
   void compute_backward(int phase, bool zb) {
     const int d = direction(phase);
     const int mb = global(d, b_[d]++);
-    prog_.compute(zb ? StepKind::kInputGrad : StepKind::kBackward, mb, d);
+    prog_.compute(zb ? Pass::kInputGrad : Pass::kBackward, mb, d);
     if (zb) deferred_.emplace_back(mb, d);
   }
 
@@ -176,7 +176,7 @@ class DualRank {
     commit();
     const auto [mb, chunk] = deferred_.front();
     deferred_.pop_front();
-    prog_.compute(StepKind::kWeightGrad, mb, chunk);
+    prog_.compute(Pass::kWeightGrad, mb, chunk);
   }
 
   int r_, pp_, n_;

@@ -24,7 +24,7 @@ std::vector<Program> blocking_one_f_one_b(int pp, int mbc, bool zb_h1) {
     auto send_prev = [&](int mb) { return P2p{false, r - 1, mb, r, r - 1}; };
     auto recv_next = [&](int mb) { return P2p{false, r, mb, r + 1, r}; };
     auto one = [&](const P2p& p) { prog.comm({&p}); };
-    const StepKind backward = zb_h1 ? StepKind::kInputGrad : StepKind::kBackward;
+    const Pass backward = zb_h1 ? Pass::kInputGrad : Pass::kBackward;
     int f = 0, b = 0;
     // After backward b (and its transfers): from the r-th backward on, the oldest deferred W; after the last,
     // every one left. W's run in micro-batch order, so the oldest deferred one is micro-batch `w`.
@@ -34,18 +34,18 @@ std::vector<Program> blocking_one_f_one_b(int pp, int mbc, bool zb_h1) {
       const bool final = b == mbc - 1;
       if (b < r && !final) return;
       do {
-        prog.compute(StepKind::kWeightGrad, w++, 0);
+        prog.compute(Pass::kWeightGrad, w++, 0);
       } while (final && w <= b);
     };
     for (int i = 0; i < warmup; ++i, ++f) {
       if (!first) one(recv_prev(f));
-      prog.compute(StepKind::kForward, f, 0);
+      prog.compute(Pass::kForward, f, 0);
       if (!last) one(send_next(f));
     }
     const bool send_first = r % 2 == 1;
     for (int i = 0; i < steady; ++i) {
       if (i == 0 && !first) one(recv_prev(f));
-      prog.compute(StepKind::kForward, f, 0);
+      prog.compute(Pass::kForward, f, 0);
       if (!last) {
         if (send_first) {
           one(send_next(f));

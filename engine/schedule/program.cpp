@@ -16,7 +16,7 @@ bool P2p::operator==(const P2p& o) const {
 
 void Program::comm(std::initializer_list<const P2p*> batch) {
   ScheduleStep s;
-  s.kind = StepKind::kComm;
+  s.kind = std::nullopt;
   s.first_comm = static_cast<uint32_t>(comms.size());
   for (const P2p* p : batch) {
     if (p) comms.push_back(*p);

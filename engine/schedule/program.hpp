@@ -5,7 +5,10 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <vector>
+
+#include "engine/schedule/pass.hpp"
 
 namespace simumax::schedule {
 
@@ -21,14 +24,12 @@ struct P2p {
   bool operator==(const P2p& o) const;
 };
 
-// The passes of a (micro-batch, chunk): F; the whole backward (each op's input and weight gradients back to back,
-// what 1F1B runs); or the backward split as zero-bubble schedules run it: B, the input gradients (with the
-// recompute and the collectives they need), whose result the previous stage waits for, and W, the weight
-// gradients, which nothing in the pipeline waits for. A program runs either the whole backward or B then W.
-enum class StepKind : uint8_t { kForward, kBackward, kInputGrad, kWeightGrad, kComm };
-
+// A compute step runs one pass of a (micro-batch, chunk): F; the whole backward B+W (each op's input and weight
+// gradients back to back, what 1F1B runs); or the backward split as zero-bubble schedules run it: B, the input
+// gradients (with the recompute and the collectives they need), whose result the previous stage waits for, and
+// W, the weight gradients, which nothing in the pipeline waits for. A program runs either B+W or B then W.
 struct ScheduleStep {
-  StepKind kind = StepKind::kForward;
+  std::optional<Pass> kind;  // the compute step's pass; none: a comm step
   int32_t microbatch = 0;   // compute steps
   int32_t chunk = 0;        // compute steps: virtual chunk on this rank
   uint32_t first_comm = 0;  // comm steps: [first_comm, first_comm + num_comms) in Program::comms
@@ -44,7 +45,7 @@ struct Program {
   // leaves once its data exists without holding its rank up (the zero-bubble runtime's isend/irecv; Megatron's
   // overlap_p2p_comm does the same for every schedule).
   bool async_p2p = false;
-  void compute(StepKind kind, int mb, int chunk) { steps.push_back({kind, mb, chunk, 0, 0}); }
+  void compute(Pass kind, int mb, int chunk) { steps.push_back({kind, mb, chunk, 0, 0}); }
   void comm(std::initializer_list<const P2p*> batch);
 };
 

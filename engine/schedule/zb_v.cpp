@@ -43,24 +43,24 @@ class VPlanner {
   }
 
  private:
-  enum Pass { kF = 0, kB = 1 };
+  enum Dir { kF = 0, kB = 1 };  // the planner's two kinds of pass: forward, input gradient
   struct Step {
-    StepKind kind;
+    Pass kind;
     int mb, chunk;
   };
 
   int stage(int r, int c) const { return c == 0 ? r : 2 * pp_ - 1 - r; }
-  int& done(Pass p, int mb, int s) { return done_[(static_cast<size_t>(p) * mbc_ + mb) * 2 * pp_ + s]; }
-  int done(Pass p, int mb, int s) const { return done_[(static_cast<size_t>(p) * mbc_ + mb) * 2 * pp_ + s]; }
-  int next(Pass p, int r, int c) const { return count_[p][r][c]; }
+  int& done(Dir p, int mb, int s) { return done_[(static_cast<size_t>(p) * mbc_ + mb) * 2 * pp_ + s]; }
+  int done(Dir p, int mb, int s) const { return done_[(static_cast<size_t>(p) * mbc_ + mb) * 2 * pp_ + s]; }
+  int next(Dir p, int r, int c) const { return count_[p][r][c]; }
   // When the input of rank r's next pass `p` of chunk c exists (-1: not placed yet; 0 for the first stage).
-  int input(Pass p, int r, int c) const {
+  int input(Dir p, int r, int c) const {
     const int mb = next(p, r, c), s = stage(r, c);
     if (p == kF) return s == 0 ? 0 : done(kF, mb, s - 1);
     if (done(kF, mb, s) < 0) return -1;
     return s == 2 * pp_ - 1 ? done(kF, mb, s) : done(kB, mb, s + 1);
   }
-  bool can(Pass p, int r, int c) const { return next(p, r, c) < mbc_ && input(p, r, c) >= 0; }
+  bool can(Dir p, int r, int c) const { return next(p, r, c) < mbc_ && input(p, r, c) >= 0; }
   bool finished() const {
     for (int r = 0; r < pp_; ++r) {
       if (next(kB, r, 0) < mbc_ || next(kB, r, 1) < mbc_) return false;
@@ -68,11 +68,11 @@ class VPlanner {
     return true;
   }
 
-  void put(Pass p, int r, int c) {
+  void put(Dir p, int r, int c) {
     const int ready = input(p, r, c), mb = count_[p][r][c]++;
     t_[r] = std::max(t_[r], ready) + 1;
     done(p, mb, stage(r, c)) = t_[r];
-    order_[r].push_back({p == kF ? StepKind::kForward : StepKind::kInputGrad, mb, c});
+    order_[r].push_back({p == kF ? Pass::kForward : Pass::kInputGrad, mb, c});
     if (p == kF) ++in_flight_[r];
     if (p == kB) pending_[r].emplace_back(mb, c);
   }
@@ -81,7 +81,7 @@ class VPlanner {
     pending_[r].pop_front();
     --in_flight_[r];
     ++t_[r];
-    order_[r].push_back({StepKind::kWeightGrad, mb, c});
+    order_[r].push_back({Pass::kWeightGrad, mb, c});
   }
   // W's that end before `until`, the time the next pass's input arrives: they cost the rank nothing.
   void fill(int r, int until) {
@@ -148,11 +148,11 @@ class VPlanner {
       Program& prog = out[r];
       prog.async_p2p = true;
       for (const Step& s : order_[r]) {
-        if (s.kind == StepKind::kWeightGrad) {
+        if (s.kind == Pass::kWeightGrad) {
           prog.compute(s.kind, s.mb, s.chunk);
           continue;
         }
-        const bool fwd = s.kind == StepKind::kForward;
+        const bool fwd = s.kind == Pass::kForward;
         // The peer that feeds this pass and the one it feeds, -1 when none or local; chunk 0 flows up the ranks
         // in the forward and down in the backward, chunk 1 the other way.
         const int up = s.chunk == 0 ? r + 1 : r - 1, down = s.chunk == 0 ? r - 1 : r + 1;

@@ -112,6 +112,13 @@ std::string summary_json(const Summary& s);
 // Writes summary_json(s) as `dir`/summary.json (complete, or not at all); returns its path. Throws
 // common::UsageError if the file cannot be written.
 std::string write_summary_json(const std::string& dir, const Summary& s);
+// summary.json read back, the inverse of summary_json (the one reader: sweep, search's re-check, compare, the HTML
+// report): every field summary_json writes is required and type-checked, except those it writes only sometimes
+// (calibration, pipeline_schedule, a stage's cublas_workspace_bytes), which take their defaults when absent; the
+// derived fields (headroom_percent, fit/rule) are not read. model_name is not in the file (left empty).
+// Throws common::ConfigError(path, json-pointer, "expected ...") when the file cannot be read, is not JSON, or a
+// field is missing or of another type; the message never quotes the file.
+Summary read_summary(const std::string& path);
 // The text table the CLI prints.
 std::string summary_table(const Summary& s);
 

@@ -26,14 +26,17 @@ using nlohmann::json;
 const fs::path kRoot = SIMUMAX_SOURCE_DIR;
 // pp2 dp4 with Megatron's DP overlap: DP buckets run beside compute, so exposed < comm on every rank.
 const fs::path kOverlap = kRoot / "scenarios/examples/llama3-70b_l12_tp1_pp2_dp4_mbc8_dp_overlap_b200.json";
+// pp2 dp4 without overlap: no link carries flows of two tasks at once, so sim equals fast (sim_executor.hpp).
+// (On kOverlap the DP buckets and the pipeline sends share NVLink: sim's ranks end 14 µs later.)
+const fs::path kPlain = kRoot / "scenarios/examples/llama3-8b_tp1_pp2_dp4_mbs1_a100.json";
 
 fs::path temp(const std::string& name) {
   return fs::temp_directory_path() / ("simumax-ranks-" + std::to_string(getpid()) + "-" + name);
 }
 
-json run_ranks(const std::string& name, std::vector<std::string> extra) {
+json run_ranks(const std::string& name, std::vector<std::string> extra, const fs::path& scenario = kOverlap) {
   const fs::path out = temp(name);
-  std::vector<std::string> args = {"run", kOverlap.string(), "-q", "-o", out.string()};
+  std::vector<std::string> args = {"run", scenario.string(), "-q", "-o", out.string()};
   args.insert(args.end(), extra.begin(), extra.end());
   const CliResult r = run_cli(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -55,20 +58,21 @@ void expect_rows_near(const json& a, const json& b, double rel) {
 }
 
 TEST(RankStats, FastAndSimAgreeOnEveryRankOfAnUncontendedStep) {
-  const json fast = run_ranks("fast", {"--ranks", "all"});
-  const json sim = run_ranks("sim", {"--ranks", "all", "--executor", "sim"});
+  const json fast = run_ranks("fast", {"--ranks", "all"}, kPlain);
+  const json sim = run_ranks("sim", {"--ranks", "all", "--executor", "sim"}, kPlain);
   ASSERT_EQ(fast["ranks"].size(), 8u);
   ASSERT_EQ(sim["ranks"].size(), 8u);
   for (size_t i = 0; i < 8; ++i) {
     EXPECT_EQ(fast["ranks"][i]["rank"], i);
     expect_rows_near(sim["ranks"][i], fast["ranks"][i], 1e-9);
-    EXPECT_GT(fast["ranks"][i]["dp_comm_ms"].get<double>(), fast["ranks"][i]["dp_exposed_ms"].get<double>());
+    EXPECT_GT(fast["ranks"][i]["dp_comm_ms"].get<double>(), 0);
   }
   EXPECT_EQ(fast["executor"], "fast");
   EXPECT_EQ(sim["executor"], "sim");
   // Deterministic: a second run writes the same bytes.
-  EXPECT_EQ(run_ranks("fast2", {"--ranks", "all"})["_text"], fast["_text"]);
-  for (const json* j : {&fast, &sim}) fs::remove_all((*j)["_dir"].get<std::string>());
+  const json again = run_ranks("fast2", {"--ranks", "all"}, kPlain);
+  EXPECT_EQ(again["_text"], fast["_text"]);
+  for (const json* j : {&fast, &sim, &again}) fs::remove_all((*j)["_dir"].get<std::string>());
 }
 
 TEST(RankStats, StagesGiveOneRowPerStageEqualToThatRanksRowOfAll) {

@@ -37,7 +37,8 @@ MemoryStream::MemoryStream(const graph::TaskGraph& g, double mem_factor)
     rm.rank = r;
     rm.static_bytes = g.rank_static[r];
     ranks_[r].base = rm.peak_allocated_bytes = rm.static_bytes.total();
-    for (int64_t i = 0; i < micro_batches_ * chunks_; ++i) ranks_[r].cached += caches_[r * micro_batches_ * chunks_ + i].cached();
+    const int64_t per_rank = micro_batches_ * chunks_;
+    for (int64_t i = 0; i < per_rank; ++i) ranks_[r].cached += caches_[r * per_rank + i].cached();
   }
 }
 

@@ -31,7 +31,7 @@ const std::map<std::string, std::set<std::string>> kMayUse = {
     {"cost", {"config", "schedule", "model"}},
     {"graph", {"config", "model", "cost", "schedule"}},
     {"platform", {"config"}},
-    {"executor", {"graph", "platform"}},
+    {"executor", {"schedule", "graph", "platform"}},
     {"memory", {"schedule", "graph", "executor"}},
     {"report", {"config", "schedule", "model", "cost", "graph", "platform", "executor", "memory"}},
     {"compare", {"config", "report"}},

@@ -9,7 +9,7 @@
 
 #include "engine/config/scenario.hpp"
 #include "engine/cost/step_cost.hpp"
-#include "engine/executor/timeline.hpp"
+#include "engine/executor/rank_timing.hpp"
 #include "engine/graph/task_graph.hpp"
 #include "engine/memory/memory_analysis.hpp"
 #include "engine/model/step_model.hpp"
@@ -97,8 +97,10 @@ struct StepRates {
 };
 StepRates step_rates(const config::Scenario& s, const model::StepModel& m, double step_s);
 
+// REQUIRES: `timing` and `mem` (with cached_micro_batches, as memory::MemoryStream gives them) are of graph g,
+// run by the executor named `executor`.
 Summary summarize(const config::Scenario& s, const model::StepModel& m, const cost::StepCost& c,
-                  const graph::TaskGraph& g, const executor::Timeline& tl,
+                  const graph::TaskGraph& g, const std::string& executor, const executor::StepTiming& timing,
                   const std::vector<memory::RankMemory>& mem);
 
 // The fit verdict of every stage and of the whole step, with `margin_bytes` kept free on each GPU. summarize()

@@ -7,11 +7,12 @@
 namespace simumax::executor {
 
 bool is_compute_task(const graph::Task& t) {
-  // The trace view's classes (report_trace_view.cpp kind_of): a compute task of no pass is "other" there.
+  // The trace view's classes (report_trace_view.cpp kind_of): a compute task of no pass is a "step" slice there,
+  // which it counts with the optimizer.
   switch (t.kind) {
+    case graph::TaskKind::kCompute:
     case graph::TaskKind::kRecompute:
     case graph::TaskKind::kOptimizer: return true;
-    case graph::TaskKind::kCompute: return t.pass != std::nullopt;
     default: return false;
   }
 }

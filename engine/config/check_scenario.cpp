@@ -114,11 +114,36 @@ std::string dualpipe_refusal(const StrategyConfig& s) {
   return "";
 }
 
+// Why Megatron's combined 1F1B cannot run this layout, or "". Megatron's TransformerConfig.__post_init__ asserts
+// expert_model_parallel_size > 1, no full recompute and no moe_shared_expert_overlap with
+// overlap_moe_expert_parallel_comm, and a virtual pipeline when pipeline_model_parallel_size > 1; we model the
+// pp 1 schedule (combined_1f1b.py combined_1f1b_schedule_for_no_pipelining).
+std::string combined_refusal(const StrategyConfig& s, const ModelConfig& m) {
+  if (s.pp_size > 1) {
+    return fmt::format("pp_size is {}; Megatron runs it with pp_size 1 or with a virtual pipeline, and only pp_size 1 "
+                       "is modelled",
+                       s.pp_size);
+  }
+  if (s.ep_size == 1 || m.expert_num <= 1) {
+    return fmt::format("ep_size is {} and expert_num {}: it hides expert-parallel all-to-alls, and Megatron asserts "
+                       "expert_model_parallel_size > 1",
+                       s.ep_size, m.expert_num);
+  }
+  if (s.recompute_granularity == RecomputeGranularity::kFullBlock && s.recompute_layer_num > 0) {
+    return "recompute_granularity is \"full_block\", and Megatron asserts no full recompute with it";
+  }
+  if (s.megatron_moe_shared_expert_overlap) {
+    return "megatron_moe_shared_expert_overlap is on, and Megatron asserts it off with it";
+  }
+  return "";
+}
+
 // The schedules this layout can run, quoted, for error messages.
-std::string legal_schedules(const StrategyConfig& s) {
+std::string legal_schedules(const StrategyConfig& s, const ModelConfig& m) {
   std::vector<std::string> out = {"\"1f1b\""};
   if (s.interleaving_size == 1) out.push_back("\"zb-h1\"");
   if (dualpipe_refusal(s).empty()) out.push_back("\"dualpipe\"");
+  if (combined_refusal(s, m).empty()) out.push_back("\"combined-1f1b\"");
   return fmt::format("{}", fmt::join(out, ", "));
 }
 
@@ -133,6 +158,15 @@ void check_schedule(const RuleContext& c) {
                     "interleaving_size 1 to use \"zb-h1\"",
                     vp, vp));
   }
+  if (s.pipeline_schedule == PipelineSchedule::kCombined1F1B) {
+    const std::string why = combined_refusal(s, c.md());
+    if (!why.empty()) {
+      c.strategy_error("pipeline_schedule",
+                       fmt::format("\"combined-1f1b\" cannot run this layout: {}; the legal choices for this layout "
+                                   "are {}",
+                                   why, legal_schedules(s, c.md())));
+    }
+  }
   if (s.pipeline_schedule == PipelineSchedule::kDualPipe) {
     const std::string why = dualpipe_refusal(s);
     if (!why.empty()) {
@@ -141,7 +175,7 @@ void check_schedule(const RuleContext& c) {
                                    "pp_size - 1 - r on rank r and feeds half the micro-batches from each end, so it "
                                    "needs an even pp_size, an even micro_batch_num of at least 2 * pp_size and "
                                    "interleaving_size 1; the legal choices for this layout are {}",
-                                   why, legal_schedules(s)));
+                                   why, legal_schedules(s, c.md())));
     }
   }
 }

@@ -17,6 +17,7 @@ const char* to_string(PipelineSchedule p) {
     case PipelineSchedule::k1F1B: return "1f1b";
     case PipelineSchedule::kZbH1: return "zb-h1";
     case PipelineSchedule::kDualPipe: return "dualpipe";
+    case PipelineSchedule::kCombined1F1B: return "combined-1f1b";
   }
   return "?";
 }
@@ -138,7 +139,8 @@ void read_pipeline_and_memory(ObjectReader& r, StrategyConfig& s) {
   s.pp_comm_async = r.bool_or("pp_comm_async", true);
   {
     const std::vector<std::string> names = {to_string(PipelineSchedule::k1F1B), to_string(PipelineSchedule::kZbH1),
-                                            to_string(PipelineSchedule::kDualPipe)};
+                                            to_string(PipelineSchedule::kDualPipe),
+                                            to_string(PipelineSchedule::kCombined1F1B)};
     const std::string name = r.choice_or("pipeline_schedule", names.front(), names);
     s.pipeline_schedule = static_cast<PipelineSchedule>(std::find(names.begin(), names.end(), name) - names.begin());
   }

@@ -17,8 +17,10 @@ enum class Fidelity { kMegatron, kSimuMax };
 const char* to_string(Fidelity f);
 // The pipeline schedule (docs/schedules.md): "1f1b", Megatron's 1F1B (interleaved when interleaving_size > 1),
 // "zb-h1", zero-bubble H1 (Qi et al. 2024), the backward split into input and weight gradients, or "dualpipe",
-// DeepSeek-V3's bidirectional pipeline (each rank holds two mirrored stages).
-enum class PipelineSchedule { k1F1B, kZbH1, kDualPipe };
+// DeepSeek-V3's bidirectional pipeline (each rank holds two mirrored stages), or "combined-1f1b", Megatron's
+// combined 1F1B (--overlap-moe-expert-parallel-comm --delay-wgrad-compute): one micro-batch's forward and another's
+// backward merged layer by layer so that each one's EP all-to-alls hide behind the other's compute.
+enum class PipelineSchedule { k1F1B, kZbH1, kDualPipe, kCombined1F1B };
 const char* to_string(PipelineSchedule p);
 
 // A version such as "2.11.0" parsed SimuMax's way: the first three runs of digits, zero-padded.

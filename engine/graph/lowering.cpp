@@ -120,7 +120,9 @@ class PipelineEmitter {
     std::vector<std::pair<uint32_t, uint32_t>> held;  // (lane, transfer)
     for (size_t i = 0; i < prog.steps.size(); ++i) {
       const ScheduleStep& step = prog.steps[i];
-      if (step.kind != StepKind::kComm) {
+      if (step.kind == StepKind::kForwardBackward) {
+        em_.pair(r, lanes, step.microbatch, step.chunk, step.b_microbatch, step.b_chunk);
+      } else if (step.kind != StepKind::kComm) {
         em_.pass(step.kind, r, lanes, step.microbatch, step.chunk);
         if (step.kind == StepKind::kWeightGrad) {
           for (const auto& [lane, id] : held) b_.also_wait(lane, id);

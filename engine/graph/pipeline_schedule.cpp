@@ -109,12 +109,21 @@ std::vector<Program> zb_h1(int pp, int mbc) {
   return programs;
 }
 
+Program combined_one_f_one_b(int mbc) {
+  Program p;
+  p.pair(0, 0, -1, 0);
+  for (int i = 0; i + 1 < mbc; ++i) p.pair(i + 1, 0, i, 0);
+  p.pair(-1, 0, mbc - 1, 0);
+  return p;
+}
+
 std::vector<Program> schedule_programs(const config::StrategyConfig& st) {
   const int pp = static_cast<int>(st.pp_size), mbc = static_cast<int>(st.micro_batch_num);
   const int vp = static_cast<int>(st.interleaving_size);
   switch (st.pipeline_schedule) {
     case config::PipelineSchedule::kZbH1: return zb_h1(pp, mbc);
     case config::PipelineSchedule::kDualPipe: return dualpipe(pp, mbc);
+    case config::PipelineSchedule::kCombined1F1B: return {combined_one_f_one_b(mbc)};
     case config::PipelineSchedule::k1F1B: break;
   }
   if (vp <= 1) return one_f_one_b(pp, mbc);

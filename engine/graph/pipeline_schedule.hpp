@@ -26,14 +26,19 @@ struct P2p {
 // what 1F1B runs); or the backward split as zero-bubble schedules run it: B, the input gradients (with the
 // recompute and the collectives they need), whose result the previous stage waits for, and W, the weight
 // gradients, which nothing in the pipeline waits for. A program runs either the whole backward or B then W.
-enum class StepKind : uint8_t { kForward, kBackward, kInputGrad, kWeightGrad, kComm };
+// kForwardBackward is an overlapped F&B pair (docs/overlap.md): the forward of (microbatch, chunk) and the whole
+// backward of (b_microbatch, b_chunk) merged layer by layer, each one's EP all-to-alls beside the other's compute
+// (Megatron's combined 1F1B); either side may be absent (-1), the other then runs alone with the same layout.
+enum class StepKind : uint8_t { kForward, kBackward, kInputGrad, kWeightGrad, kComm, kForwardBackward };
 
 struct ScheduleStep {
   StepKind kind = StepKind::kForward;
-  int32_t microbatch = 0;   // compute steps
+  int32_t microbatch = 0;   // compute steps (kForwardBackward: the forward's, or -1)
   int32_t chunk = 0;        // compute steps: virtual chunk on this rank
   uint32_t first_comm = 0;  // comm steps: [first_comm, first_comm + num_comms) in Program::comms
   uint32_t num_comms = 0;
+  int32_t b_microbatch = -1;  // kForwardBackward: the backward's micro-batch, or -1
+  int32_t b_chunk = 0;        // kForwardBackward: the backward's virtual chunk
 };
 
 // A comm step completes when all of its transfers have met their peers; each transfer starts when both
@@ -45,7 +50,11 @@ struct Program {
   // leaves once its data exists without holding its rank up (the zero-bubble runtime's isend/irecv; Megatron's
   // overlap_p2p_comm does the same for every schedule).
   bool async_p2p = false;
-  void compute(StepKind kind, int mb, int chunk) { steps.push_back({kind, mb, chunk, 0, 0}); }
+  void compute(StepKind kind, int mb, int chunk) { steps.push_back({kind, mb, chunk, 0, 0, -1, 0}); }
+  // An overlapped F&B pair; f_mb or b_mb -1: that side is absent.
+  void pair(int f_mb, int f_chunk, int b_mb, int b_chunk) {
+    steps.push_back({StepKind::kForwardBackward, f_mb, f_chunk, 0, 0, b_mb, b_chunk});
+  }
   void comm(std::initializer_list<const P2p*> batch);
 };
 
@@ -73,6 +82,12 @@ std::vector<Program> zb_h1(int pp, int mbc);
 // follow DualPipe's code; the backwards it runs zero-bubble are split into B and a W queued in order.
 // Each F&B pair runs its forward then its backward (not overlapped). REQUIRES: pp even, mbc even, mbc >= 2 pp.
 std::vector<Program> dualpipe(int pp, int mbc);
+
+// Megatron's combined 1F1B without pipelining (combined_1f1b.py, combined_1f1b_schedule_for_no_pipelining): the
+// forward of micro-batch 0 alone, then F(i + 1)&B(i) pairs, then the last backward alone, each as an overlapped
+// pair step (a lone side still runs its dispatch-backward all-to-all beside its MLP weight gradient).
+// REQUIRES: mbc >= 1.
+Program combined_one_f_one_b(int mbc);
 
 // The programs of the strategy's schedule (its one registration point).
 // REQUIRES: config::check_scenario passed.

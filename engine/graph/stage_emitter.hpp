@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/cost/pair_clock.hpp"
+#include "engine/graph/fb_pair.hpp"
 #include "engine/graph/graph_builder.hpp"
 #include "engine/graph/lowering.hpp"
 #include "engine/graph/pipeline_schedule.hpp"
@@ -23,6 +25,11 @@ class StageEmitter {
   // in virtual chunk `vchunk`. `lanes`: the graph ranks running this stage in lockstep (a TP group, or one
   // representative rank).
   void pass(StepKind kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk);
+  // An overlapped F&B pair (StepKind::kForwardBackward, fb_pair.hpp): the forward of micro-batch `f_mb` in
+  // virtual chunk `f_vchunk` and the backward of `b_mb` in `b_vchunk`, merged layer by layer; -1: that side is
+  // absent. Op-sized tasks put the EP all-to-alls on the EP stream and the DAG overlaps them; coarser tasks get
+  // the same time from cost::PairClock.
+  void pair(int stage, const std::vector<uint32_t>& lanes, int f_mb, int f_vchunk, int b_mb, int b_vchunk);
   // DP gradient reduce, optimizer and parameter gather on every rank, after the pipeline.
   void step_end(int64_t tp, const std::vector<std::vector<std::vector<uint32_t>>>& sets);
   bool network_comm() const { return options_.scope == RankScope::kAll; }
@@ -85,6 +92,21 @@ class StageEmitter {
   void split_backward();
   uint32_t op_ref(const model::Op& op, int work);
 
+  // The pair's sides ([0] forward, [1] backward) and its emission at op or coarser granularity (stage_pair.cpp).
+  struct PairSide {
+    bool present = false;
+    int ci = 0, layer0 = 0;
+    Task base;
+  };
+  bool has_all_to_all(const PairSide& side) const;
+  void pair_ops(const std::vector<uint32_t>& lanes, const PairSide (&side)[2], const std::vector<PairItem>& items);
+  void pair_coarse(const std::vector<uint32_t>& lanes, const PairSide (&side)[2], const std::vector<PairItem>& items);
+  // The compute-stream time of one op-sized step as the op emitters lay it out; `defer`: without its EP
+  // all-to-alls. Straggler ratio not applied.
+  double step_seconds(const cost::OpCost& oc, const model::MemStep& st, bool defer) const;
+  // A collective's task (not yet appended).
+  Task comm_task(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t);
+
   GraphBuilder& b_;
   const config::Scenario& s_;
   const model::StepModel& m_;
@@ -114,6 +136,8 @@ class StageEmitter {
   std::vector<std::unordered_map<const model::Op*, OpRef>> op_where_;
   std::vector<std::unordered_map<const model::Comm*, OpRef>> comm_where_;
   int chunk_now_ = 0;
+  cost::PairClock* pair_clock_ = nullptr;  // while an op-sized pair is emitted: its compute under contention
+  bool defer_ep_ = false;                  // the step being emitted leaves its EP all-to-alls to the pair
 };
 
 }  // namespace simumax::graph

@@ -98,6 +98,17 @@ class StageEmitter {
     int ci = 0, layer0 = 0;
     Task base;
   };
+  // What one layer- or chunk-sized task of a pair holds: its memory span, and per side ([0] forward, [1]
+  // backward) the first block (its name) and the parameters of the blocks it runs.
+  struct PairUnit {
+    model::MemSpan mem;
+    int block[2] = {-1, -1}, copy[2] = {0, 0};
+    std::pair<int64_t, int64_t> params[2] = {};
+    std::vector<std::pair<int, int>> seen[2];  // (block, copy) already counted
+    void add(int side, int block_index, int copy_index, std::pair<int64_t, int64_t> p);
+  };
+  void pair_unit_task(const std::vector<uint32_t>& lanes, const PairSide (&side)[2], const PairUnit& unit,
+                      double seconds);
   bool has_all_to_all(const PairSide& side) const;
   void pair_ops(const std::vector<uint32_t>& lanes, const PairSide (&side)[2], const std::vector<PairItem>& items);
   void pair_coarse(const std::vector<uint32_t>& lanes, const PairSide (&side)[2], const std::vector<PairItem>& items);

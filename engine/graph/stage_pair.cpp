@@ -123,21 +123,25 @@ double StageEmitter::step_seconds(const cost::OpCost& oc, const model::MemStep& 
   return 0;
 }
 
+void StageEmitter::PairUnit::add(int side, int block_index, int copy_index, std::pair<int64_t, int64_t> p) {
+  auto& seen_side = seen[side];
+  if (std::find(seen_side.begin(), seen_side.end(), std::pair{block_index, copy_index}) != seen_side.end()) return;
+  seen_side.emplace_back(block_index, copy_index);
+  if (block[side] < 0) block[side] = block_index, copy[side] = copy_index;
+  params[side].first += p.first;
+  params[side].second += p.second;
+}
+
 void StageEmitter::pair_coarse(const std::vector<uint32_t>& lanes, const PairSide (&side)[2],
                                const std::vector<PairItem>& items) {
   cost::PairClock clock(shares_.ep);
   std::vector<std::vector<size_t>> issued;
   const bool per_layer = options_.granularity == Granularity::kLayer;
   double emitted = 0;  // the clock's time already in tasks
-  model::MemSpan mem;
-  // The first block of each side in the unit (its name and parameters), and whose parameters were noted.
-  int block[2] = {-1, -1}, copy[2] = {0, 0};
-  std::pair<int64_t, int64_t> params[2] = {};
-  std::vector<std::pair<int, int>> seen[2];  // (block, copy) of each side in the unit
+  PairUnit unit;
   for (size_t i = 0; i < items.size(); ++i) {
     const PairItem& it = items[i];
-    const int s = it.backward ? 1 : 0;
-    const PairSide& sd = side[s];
+    const PairSide& sd = side[it.backward ? 1 : 0];
     if (it.kind == PairItem::Kind::kSteps) {
       const cost::BlockCost& bc = *c_.chunks[sd.ci].blocks[static_cast<size_t>(it.block)];
       double seconds = 0;
@@ -147,14 +151,8 @@ void StageEmitter::pair_coarse(const std::vector<uint32_t>& lanes, const PairSid
       }
       clock.compute(seconds * ratio_);
       const std::vector<model::MemStep> range(it.steps->begin() + it.begin, it.steps->begin() + it.end);
-      mem = model::then(mem, model::span_of(range));
-      if (std::find(seen[s].begin(), seen[s].end(), std::pair{it.block, it.copy}) == seen[s].end()) {
-        seen[s].emplace_back(it.block, it.copy);
-        if (block[s] < 0) block[s] = it.block, copy[s] = it.copy;
-        const auto& p = block_params_[sd.ci][static_cast<size_t>(it.block)];
-        params[s].first += p.first;
-        params[s].second += p.second;
-      }
+      unit.mem = model::then(unit.mem, model::span_of(range));
+      unit.add(it.backward ? 1 : 0, it.block, it.copy, block_params_[sd.ci][static_cast<size_t>(it.block)]);
     } else if (it.kind == PairItem::Kind::kIssue) {
       const auto& oc = c_.chunks[sd.ci].blocks[static_cast<size_t>(it.block)]->ops[static_cast<size_t>(it.op)];
       auto& ids = issued.emplace_back();
@@ -166,32 +164,36 @@ void StageEmitter::pair_coarse(const std::vector<uint32_t>& lanes, const PairSid
     }
     const bool last = i + 1 == items.size();
     if (!(last || (per_layer && it.kind == PairItem::Kind::kUnitEnd))) continue;
-    if (block[0] < 0 && block[1] < 0) continue;
+    if (unit.block[0] < 0 && unit.block[1] < 0) continue;
     // The unit's task lasts until the next can start on the compute stream; the last one until both streams
     // are done.
     const double until = last ? clock.end() : clock.frontier();
-    const int w = block[1] >= 0 ? 1 : 0;
-    const PairSide& named = side[w];
-    const model::Block& blk = m_.chunks[named.ci].blocks[static_cast<size_t>(block[w])];
-    Task t = named.base;
-    const char* what = per_layer ? block_word(blk.kind) : "chunk";
-    const char* pass = block[0] >= 0 && block[1] >= 0 ? ".fwd_bwd" : block[1] >= 0 ? ".bwd" : ".fwd";
-    t.name = b_.name(std::string(what) + pass);
-    t.layer = per_layer && blk.first_layer >= 0 ? named.layer0 + blk.first_layer + copy[w] : -1;
-    t.op_ref = b_.op_ref(per_layer ? OpRef{named.ci, block[w]} : OpRef{named.ci});
-    t.seconds = until - emitted;
-    t.mem_peak_bytes = mem.peak;
-    t.mem_delta_bytes = mem.delta;
-    compute(lanes, t);
-    for (int k = 0; k < 2; ++k) {
-      if (block[k] >= 0) note_params(lanes, k == 0, side[k].base.microbatch, params[k].first, params[k].second);
-    }
+    pair_unit_task(lanes, side, unit, until - emitted);
     emitted = until;
-    mem = {};
-    block[0] = block[1] = -1;
-    params[0] = params[1] = {};
-    seen[0].clear();
-    seen[1].clear();
+    unit = PairUnit{};
+  }
+}
+
+void StageEmitter::pair_unit_task(const std::vector<uint32_t>& lanes, const PairSide (&side)[2],
+                                  const PairUnit& unit, double seconds) {
+  const bool per_layer = options_.granularity == Granularity::kLayer;
+  const int w = unit.block[1] >= 0 ? 1 : 0;  // named after the backward's block when it has one
+  const PairSide& named = side[w];
+  const model::Block& blk = m_.chunks[named.ci].blocks[static_cast<size_t>(unit.block[w])];
+  Task t = named.base;
+  const char* what = per_layer ? block_word(blk.kind) : "chunk";
+  const char* pass = unit.block[0] >= 0 && unit.block[1] >= 0 ? ".fwd_bwd" : unit.block[1] >= 0 ? ".bwd" : ".fwd";
+  t.name = b_.name(std::string(what) + pass);
+  t.layer = per_layer && blk.first_layer >= 0 ? named.layer0 + blk.first_layer + unit.copy[w] : -1;
+  t.op_ref = b_.op_ref(per_layer ? OpRef{named.ci, unit.block[w]} : OpRef{named.ci});
+  t.seconds = seconds;
+  t.mem_peak_bytes = unit.mem.peak;
+  t.mem_delta_bytes = unit.mem.delta;
+  compute(lanes, t);
+  for (int k = 0; k < 2; ++k) {
+    if (unit.block[k] >= 0) {
+      note_params(lanes, k == 0, side[k].base.microbatch, unit.params[k].first, unit.params[k].second);
+    }
   }
 }
 

@@ -1,13 +1,16 @@
 #include "engine/simulate.hpp"
 
 #include <fstream>
+#include <optional>
 
 #include <spdlog/fmt/fmt.h>
 
 #include "engine/common/error.hpp"
 #include "engine/common/logging.hpp"
 #include "engine/executor/fast_executor.hpp"
+#include "engine/executor/rank_timing.hpp"
 #include "engine/executor/sim_executor.hpp"
+#include "engine/memory/memory_stream.hpp"
 #include "engine/platform/platform_spec.hpp"
 #include "engine/platform/platform_xml.hpp"
 #include "engine/report/text_file.hpp"
@@ -24,9 +27,17 @@ const std::shared_ptr<spdlog::logger>& engine_log() {
   return log;
 }
 
-executor::Timeline run_executor(const config::Scenario& s, const graph::TaskGraph& g, const RunOptions& o) {
-  if (o.executor == ExecutorKind::kFast) return executor::run_fast(g);
+// `sink` (may be null) is told every task's start and end; the fast executor's timeline is replayed into it.
+executor::Timeline run_executor(const config::Scenario& s, const graph::TaskGraph& g, const RunOptions& o,
+                                executor::TaskSink* sink) {
+  if (o.executor == ExecutorKind::kFast) {
+    executor::Timeline tl = executor::run_fast(g);
+    if (sink) executor::replay_timeline(g, tl, *sink);
+    return tl;
+  }
   executor::SimOptions so;
+  so.sink = sink;
+  so.keep_timeline = o.keep_timeline || !sink || o.keep_memory_curves;
   const auto spec = platform::platform_from_system(s.system, s.strategy.world_size);
   so.spec = spec;  // with a user XML, the spec only names GPUs per node (the XML is checked by run_sim)
   if (o.platform_xml) {
@@ -39,9 +50,25 @@ executor::Timeline run_executor(const config::Scenario& s, const graph::TaskGrap
   return executor::run_sim(g, so);
 }
 
+// What simulate() folds as the executor runs.
+struct Folded {
+  executor::StepTiming timing;
+  std::vector<memory::RankMemory> memory;
+};
+
+StepRun run_step_folding(const config::Scenario& s, const RunOptions& options, Folded* folded);
+
 }  // namespace
 
 StepRun run_step(const config::Scenario& s, const RunOptions& options) {
+  return run_step_folding(s, options, nullptr);
+}
+
+namespace {
+
+// run_step; with `folded`, the executor also feeds a RankTimingSink and a MemoryStream, whose memory replaces
+// analyze_memory's (the same peaks, a test checks it), so that the sim executor need not keep the timeline.
+StepRun run_step_folding(const config::Scenario& s, const RunOptions& options, Folded* folded) {
   // `--log-level info` promises one line per pipeline stage (README): config, model, cost, graph, executor,
   // memory, report.
   const auto& log = engine_log();
@@ -67,21 +94,42 @@ StepRun run_step(const config::Scenario& s, const RunOptions& options) {
   r.graph = graph::lower_step(s, r.model, r.cost, options.lowering);
   log->info("graph: lowered {} tasks over {} ranks ({} granularity)", r.graph.size(), r.graph.num_ranks,
             graph::to_string(options.lowering.granularity));
-  r.timeline = run_executor(s, r.graph, options);
+  std::optional<executor::RankTimingSink> timing;
+  std::optional<memory::MemoryStream> stream;
+  std::optional<executor::SinkFanOut> sinks;
+  if (folded) {
+    timing.emplace(r.graph);
+    stream.emplace(r.graph, s.strategy.mem_factor);
+    sinks.emplace(std::vector<executor::TaskSink*>{&*timing, &*stream});
+  }
+  r.timeline = run_executor(s, r.graph, options, folded ? &*sinks : nullptr);
   log->info("executor: {} ran the step in {:.6g} ms of simulated time", to_string(options.executor),
             r.timeline.makespan * 1e3);
   memory::MemoryOptions mo;
   mo.mem_factor = s.strategy.mem_factor;
   mo.keep_curves = options.keep_memory_curves;
-  r.memory = memory::analyze_memory(r.graph, r.timeline, mo);
+  if (folded) {
+    folded->timing = timing->take();
+    r.memory = stream->finish();
+    if (options.keep_memory_curves) {
+      auto curves = memory::analyze_memory(r.graph, r.timeline, mo);
+      for (size_t i = 0; i < curves.size(); ++i) r.memory[i].curve = std::move(curves[i].curve);
+    }
+  } else {
+    r.memory = memory::analyze_memory(r.graph, r.timeline, mo);
+  }
   log->info("memory: {} ranks analysed", r.memory.size());
   return r;
 }
 
+}  // namespace
+
 RunResult simulate(const config::Scenario& s, const RunOptions& options) {
   RunResult r;
-  static_cast<StepRun&>(r) = run_step(s, options);
-  r.summary = report::summarize(s, r.model, r.cost, r.graph, r.timeline, r.memory);
+  Folded folded;
+  static_cast<StepRun&>(r) = run_step_folding(s, options, &folded);
+  r.timing = std::move(folded.timing);
+  r.summary = report::summarize(s, r.model, r.cost, r.graph, r.timeline.executor, r.timing, r.memory);
   r.summary.granularity = graph::to_string(options.lowering.granularity);
   r.summary.scope = graph::to_string(options.lowering.scope);
   engine_log()->info("report: step {:.6g} ms, peak {:.6g} GiB reserved of {:.6g} GiB", r.summary.step_time_ms,

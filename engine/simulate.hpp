@@ -7,6 +7,7 @@
 
 #include "engine/config/scenario.hpp"
 #include "engine/cost/step_cost.hpp"
+#include "engine/executor/rank_timing.hpp"
 #include "engine/executor/timeline.hpp"
 #include "engine/graph/lowering.hpp"
 #include "engine/memory/memory_analysis.hpp"
@@ -24,6 +25,10 @@ struct RunOptions {
   std::optional<std::string> platform_xml;  // sim: a user platform (else generated from the system config)
   std::string platform_out;                 // sim: where the generated platform XML is written (may be empty)
   bool keep_memory_curves = false;
+  // simulate() with the sim executor: false leaves the returned Timeline without its per-task start/end arrays
+  // (16 bytes a task): the summary and the per-rank statistics are folded as the tasks end (executor::TaskSink),
+  // so only outputs that draw every task (trace, memory files) need them. The fast executor always keeps them.
+  bool keep_timeline = true;
   // A step whose graph::estimate_tasks is above this is refused (common::UsageError) before it is built: at
   // ~110 bytes a task, 150 M tasks take ~16 GB.
   double max_tasks = 150e6;
@@ -43,6 +48,7 @@ struct StepRun {
 };
 
 struct RunResult : StepRun {
+  executor::StepTiming timing;  // per rank: end, compute, communication and its exposed part (ranks.json)
   report::Summary summary;
 };
 
@@ -51,7 +57,9 @@ struct RunResult : StepRun {
 // common::UsageError for a step over `max_tasks`, common::InternalError for our bugs.
 StepRun run_step(const config::Scenario& s, const RunOptions& options);
 
-// run_step, then report::summarize: one scenario end to end.
+// run_step, then report::summarize: one scenario end to end. The timing and the memory of every rank are folded
+// from the executor's task starts and ends (RankTimingSink, memory::MemoryStream: the sim executor feeds them as
+// it runs; the fast executor's timeline is replayed into them), so `memory` has cached_micro_batches set.
 RunResult simulate(const config::Scenario& s, const RunOptions& options);
 
 const char* to_string(ExecutorKind k);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli_runner.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace simumax::tests {
 namespace {
@@ -17,12 +18,7 @@ namespace fs = std::filesystem;
 const std::string kB200 = SIMUMAX_SHARED_DIR "/validation/b200/";
 const std::string kA100 = SIMUMAX_SHARED_DIR "/validation/a100/";
 
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("simumax_calibrate_test_" + name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("calibrate", name); }
 
 // platforms/b200_bf16.json with `calibration` set, written into `dir`.
 std::string b200_with_calibration(const fs::path& dir, const nlohmann::json& calibration) {

@@ -13,6 +13,7 @@
 
 #include "engine/common/target.hpp"
 #include "tests/cli_runner.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace simumax::tests {
 namespace {
@@ -21,12 +22,7 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 const std::string kShared = SIMUMAX_SHARED_DIR;
 
-fs::path temp_dir(const std::string& tag) {
-  const fs::path d = fs::temp_directory_path() / ("simumax-edges-" + tag + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& tag) { return scratch_dir("edges", tag); }
 
 // Llama3-70B at tp1 pp1 dp8 on A100s (issue #14's example): ~580 GiB a GPU.
 std::vector<std::string> llama70b_dp8(const fs::path& out) {

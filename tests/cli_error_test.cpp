@@ -58,25 +58,27 @@ const std::vector<ErrorCase>& cases() {
        "or false, got \"yes\""},
       // Pipeline schedules (docs/schedules.md): a known name, and one the layout can run.
       {"UnknownPipelineSchedule", overlap_case("pipeline_schedule_unknown.json"),
-       "error: tests/data/config_errors/pipeline_schedule_unknown.json: /pipeline_schedule: expected one of \"1f1b\", "
-       "\"zb-h1\", \"dualpipe\", \"combined-1f1b\", got \"zb-v\"; did you mean 'zb-h1'?"},
+       "error: tests/data/config_errors/pipeline_schedule_unknown.json: /pipeline_schedule: expected one of "
+       "\"1f1b\", \"zb-h1\", \"zb-v\", \"dualpipe\", \"dualpipev\", \"combined-1f1b\", got \"zb-h2\"; did you mean "
+       "'zb-h1'?"},
       // Megatron's combined 1F1B (--overlap-moe-expert-parallel-comm): Megatron's own asserts.
       {"CombinedOneFOneBWithPipeline", overlap_case("combined_1f1b_pp2.json"),
-       "error: tests/data/config_errors/combined_1f1b_pp2.json: /pipeline_schedule: \"combined-1f1b\" cannot run this "
-       "layout: pp_size is 2; Megatron runs it with pp_size 1 or with a virtual pipeline, and only pp_size 1 is "
-       "modelled; the legal choices for this layout are \"1f1b\", \"zb-h1\", \"dualpipe\""},
+       "error: tests/data/config_errors/combined_1f1b_pp2.json: /pipeline_schedule: \"combined-1f1b\" cannot run "
+       "this layout: pp_size is 2; Megatron runs it with pp_size 1 or with a virtual pipeline, and only pp_size 1 "
+       "is modelled; the legal choices for this layout are \"1f1b\", \"zb-h1\", \"zb-v\", \"dualpipe\", "
+       "\"dualpipev\""},
       {"CombinedOneFOneBWithoutExpertParallelism", overlap_case("combined_1f1b_no_ep.json"),
        "error: tests/data/config_errors/combined_1f1b_no_ep.json: /pipeline_schedule: \"combined-1f1b\" cannot run "
        "this layout: ep_size is 1 and expert_num 1: it hides expert-parallel all-to-alls, and Megatron asserts "
-       "expert_model_parallel_size > 1; the legal choices for this layout are \"1f1b\", \"zb-h1\""},
+       "expert_model_parallel_size > 1; the legal choices for this layout are \"1f1b\", \"zb-h1\", \"dualpipev\""},
       {"CombinedOneFOneBWithFullRecompute", moe_case("combined_1f1b_full_recompute.json"),
        "error: tests/data/config_errors/combined_1f1b_full_recompute.json: /pipeline_schedule: \"combined-1f1b\" "
-       "cannot run this layout: recompute_granularity is \"full_block\", and Megatron asserts no full recompute with "
-       "it; the legal choices for this layout are \"1f1b\", \"zb-h1\""},
+       "cannot run this layout: recompute_granularity is \"full_block\", and Megatron asserts no full recompute "
+       "with it; the legal choices for this layout are \"1f1b\", \"zb-h1\", \"dualpipev\""},
       {"CombinedOneFOneBWithSharedExpertOverlap", moe_case("combined_1f1b_shared_expert_overlap.json"),
        "error: tests/data/config_errors/combined_1f1b_shared_expert_overlap.json: /pipeline_schedule: "
        "\"combined-1f1b\" cannot run this layout: megatron_moe_shared_expert_overlap is on, and Megatron asserts it "
-       "off with it; the legal choices for this layout are \"1f1b\", \"zb-h1\""},
+       "off with it; the legal choices for this layout are \"1f1b\", \"zb-h1\", \"dualpipev\""},
       {"DualPipeWithOddPipeline", overlap_case("dualpipe_odd_pp.json"),
        "error: tests/data/config_errors/dualpipe_odd_pp.json: /pipeline_schedule: \"dualpipe\" cannot run this "
        "layout: pp_size 3 is odd; DualPipe holds stages r and pp_size - 1 - r on rank r and feeds half the "
@@ -87,7 +89,7 @@ const std::vector<ErrorCase>& cases() {
        "this layout: micro_batch_num 6 is not an even number of at least 2 * pp_size = 8; DualPipe holds stages r "
        "and pp_size - 1 - r on rank r and feeds half the micro-batches from each end, so it needs an even pp_size, an "
        "even micro_batch_num of at least 2 * pp_size and interleaving_size 1; the legal choices for this layout are "
-       "\"1f1b\", \"zb-h1\""},
+       "\"1f1b\", \"zb-h1\", \"zb-v\""},
       {"DualPipeWithVirtualPipeline", overlap_case("dualpipe_with_vpp.json"),
        "error: tests/data/config_errors/dualpipe_with_vpp.json: /pipeline_schedule: \"dualpipe\" cannot run this "
        "layout: interleaving_size is 2; DualPipe holds stages r and pp_size - 1 - r on rank r and feeds half the "
@@ -103,6 +105,30 @@ const std::vector<ErrorCase>& cases() {
        "error: tests/data/config_errors/zb_h1_with_vpp.json: /pipeline_schedule: \"zb-h1\" with interleaving_size 2 is "
        "not modelled: ZB-H1 runs one model chunk per pipeline rank; with interleaving_size 2 the legal choice is "
        "\"1f1b\" (interleaved 1F1B), or set interleaving_size 1 to use \"zb-h1\""},
+      // The V schedules (docs/schedules.md): rank r holds stages r and 2 * pp_size - 1 - r of 2 * pp_size.
+      {"ZeroBubbleVWithVirtualPipeline", overlap_case("zb_v_with_vpp.json"),
+       "error: tests/data/config_errors/zb_v_with_vpp.json: /pipeline_schedule: \"zb-v\" cannot run this layout: "
+       "interleaving_size is 2; ZB-V cuts the model into 2 * pp_size stages and gives rank r stages r and 2 * pp_size "
+       "- 1 - r as its two chunks, so it needs a pp_size of at least 2, interleaving_size 1 and a layer_num that 2 * "
+       "pp_size divides; the legal choices for this layout are \"1f1b\""},
+      {"ZeroBubbleVWithLayersThatDoNotSplit", overlap_case("zb_v_layers.json"),
+       "error: tests/data/config_errors/zb_v_layers.json: /pipeline_schedule: \"zb-v\" cannot run this layout: "
+       "layer_num 32 does not split into 2 * pp_size = 6 stages; ZB-V cuts the model into 2 * pp_size stages and "
+       "gives rank r stages r and 2 * pp_size - 1 - r as its two chunks, so it needs a pp_size of at least 2, "
+       "interleaving_size 1 and a layer_num that 2 * pp_size divides; the legal choices for this layout are "
+       "\"1f1b\", \"zb-h1\""},
+      {"DualPipeVWithTooFewMicroBatches", overlap_case("dualpipev_few_micro_batches.json"),
+       "error: tests/data/config_errors/dualpipev_few_micro_batches.json: /pipeline_schedule: \"dualpipev\" cannot "
+       "run this layout: micro_batch_num 6 is smaller than 2 * pp_size = 8; DualPipeV cuts the model into 2 * "
+       "pp_size stages, gives rank r stages r and 2 * pp_size - 1 - r and feeds every micro-batch in at rank 0, so "
+       "it needs a micro_batch_num of at least 2 * pp_size, interleaving_size 1 and a layer_num that 2 * pp_size "
+       "divides; the legal choices for this layout are \"1f1b\", \"zb-h1\", \"zb-v\""},
+      {"DualPipeVWithVirtualPipeline", overlap_case("dualpipev_with_vpp.json"),
+       "error: tests/data/config_errors/dualpipev_with_vpp.json: /pipeline_schedule: \"dualpipev\" cannot run this "
+       "layout: interleaving_size is 2; DualPipeV cuts the model into 2 * pp_size stages, gives rank r stages r and "
+       "2 * pp_size - 1 - r and feeds every micro-batch in at rank 0, so it needs a micro_batch_num of at least 2 * "
+       "pp_size, interleaving_size 1 and a layer_num that 2 * pp_size divides; the legal choices for this layout are "
+       "\"1f1b\""},
       {"SharedExpertOverlapGivenAsNumber", overlap_case("shared_expert_overlap_number.json"),
        "error: tests/data/config_errors/shared_expert_overlap_number.json: /megatron_moe_shared_expert_overlap: "
        "expected true or false, got 1"},

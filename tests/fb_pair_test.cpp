@@ -10,20 +10,18 @@
 
 #include "engine/cost/overlap_cost.hpp"
 #include "engine/executor/fast_executor.hpp"
-#include "engine/graph/pipeline_schedule.hpp"
+#include "engine/schedule/registry.hpp"
 #include "engine/simulate.hpp"
 
 namespace simumax {
 namespace {
 
-using config::PipelineSchedule;
 using graph::Granularity;
-using graph::StepKind;
 
 const std::string kRoot = SIMUMAX_SOURCE_DIR;
 const char* const kCase = "scenarios/examples/deepseekv2_ep8_pp1_dp8_l4_mbc8_shared_expert_overlap_b200.json";
 
-config::Scenario deepseek(PipelineSchedule schedule, int mbc = 8) {
+config::Scenario deepseek(const std::string& schedule, int mbc = 8) {
   config::Scenario s = config::load_scenario(kRoot + "/" + kCase);
   s.strategy.megatron_moe_shared_expert_overlap = false;
   s.strategy.pipeline_schedule = schedule;
@@ -34,11 +32,15 @@ config::Scenario deepseek(PipelineSchedule schedule, int mbc = 8) {
 // combined_1f1b_schedule_for_no_pipelining: F0 alone, F(i+1)&B(i), the last B alone.
 TEST(CombinedProgram, PairsEachForwardWithThePreviousMicroBatchsBackward) {
   for (int mbc : {1, 2, 5, 8}) {
-    const graph::Program p = graph::combined_one_f_one_b(mbc);
+    schedule::Layout layout;
+    layout.micro_batches = mbc;
+    const std::vector<schedule::Program> programs = schedule::find("combined-1f1b").programs(layout);
+    ASSERT_EQ(programs.size(), 1u);
+    const schedule::Program& p = programs.front();
     ASSERT_EQ(p.steps.size(), static_cast<size_t>(mbc + 1));
     for (int i = 0; i <= mbc; ++i) {
       const auto& st = p.steps[static_cast<size_t>(i)];
-      EXPECT_EQ(st.kind, StepKind::kForwardBackward);
+      EXPECT_TRUE(st.paired && !st.kind);
       EXPECT_EQ(st.microbatch, i < mbc ? i : -1) << mbc << " " << i;
       EXPECT_EQ(st.b_microbatch, i - 1) << mbc << " " << i;
     }
@@ -50,7 +52,7 @@ TEST(CombinedProgram, PairsEachForwardWithThePreviousMicroBatchsBackward) {
 // The DeepSeek-V2 case with 4 MoE layers, every op free except: input_layernorm (the attention side) forward 2,
 // input gradient 2, weight gradient 1; the experts' fc1 (the MLP side) 3, 3, 2; each token all-to-all (the first
 // EP all-to-all of the dispatch and of the combine, forward and backward) `a2a`. No DP, optimizer or straggler.
-double hand_step(PipelineSchedule schedule, int mbc, double a2a, Granularity g) {
+double hand_step(const std::string& schedule, int mbc, double a2a, Granularity g) {
   config::Scenario s = deepseek(schedule, mbc);
   s.model.dense_layers = 0;
   const model::StepModel m = model::build_step_model(s);
@@ -106,16 +108,16 @@ double hand_step(PipelineSchedule schedule, int mbc, double a2a, Granularity g) 
 // 3 + ... = 2.5 + 3 + 2.5 + 2 + 1). Four layers, m micro-batches: 40 + (m - 1) 54 + 44; 1F1B: m 4 (10 + 13).
 TEST(CombinedTime, HandCaseMatchesTheTwoStreamSchedule) {
   for (Granularity g : {Granularity::kOp, Granularity::kLayer, Granularity::kChunk}) {
-    EXPECT_NEAR(hand_step(PipelineSchedule::kCombined1F1B, 1, 2.5, g), 40 + 44 - 0, 1e-9) << graph::to_string(g);
-    EXPECT_NEAR(hand_step(PipelineSchedule::kCombined1F1B, 2, 2.5, g), 40 + 54 + 44, 1e-9) << graph::to_string(g);
-    EXPECT_NEAR(hand_step(PipelineSchedule::kCombined1F1B, 8, 2.5, g), 40 + 7 * 54 + 44, 1e-9)
+    EXPECT_NEAR(hand_step("combined-1f1b", 1, 2.5, g), 40 + 44 - 0, 1e-9) << graph::to_string(g);
+    EXPECT_NEAR(hand_step("combined-1f1b", 2, 2.5, g), 40 + 54 + 44, 1e-9) << graph::to_string(g);
+    EXPECT_NEAR(hand_step("combined-1f1b", 8, 2.5, g), 40 + 7 * 54 + 44, 1e-9)
         << graph::to_string(g);
-    EXPECT_NEAR(hand_step(PipelineSchedule::k1F1B, 8, 2.5, g), 8 * 4 * 23, 1e-9) << graph::to_string(g);
+    EXPECT_NEAR(hand_step("1f1b", 8, 2.5, g), 8 * 4 * 23, 1e-9) << graph::to_string(g);
   }
   // a = 1: the all-to-alls hide entirely, a layer pair is its compute, 13 (the lone B: 1 + 3 + 2 + 2 + 1 = 9,
   // its dispatch backward under the MLP wgrad; the lone F 2 + 1 + 3 + 1 = 7).
-  EXPECT_NEAR(hand_step(PipelineSchedule::kCombined1F1B, 3, 1.0, Granularity::kOp), 28 + 2 * 52 + 36, 1e-9);
-  EXPECT_NEAR(hand_step(PipelineSchedule::kCombined1F1B, 3, 1.0, Granularity::kChunk), 28 + 2 * 52 + 36, 1e-9);
+  EXPECT_NEAR(hand_step("combined-1f1b", 3, 1.0, Granularity::kOp), 28 + 2 * 52 + 36, 1e-9);
+  EXPECT_NEAR(hand_step("combined-1f1b", 3, 1.0, Granularity::kChunk), 28 + 2 * 52 + 36, 1e-9);
 }
 
 // ---- The real case ----
@@ -137,13 +139,13 @@ void selective_recompute(config::Scenario& s) {
 // without and with selective recompute and with SM contention beside the all-to-alls.
 TEST(CombinedGranularity, ChunkLayerAndOpAgreeWithAndWithoutRecompute) {
   for (int variant = 0; variant < 3; ++variant) {
-    config::Scenario s = deepseek(PipelineSchedule::kCombined1F1B);
+    config::Scenario s = deepseek("combined-1f1b");
     if (variant == 1) selective_recompute(s);
     if (variant == 2) s.strategy.sm_contention = 0.1;
     const double op = run(s, Granularity::kOp).summary.step_time_ms;
     const double layer = run(s, Granularity::kLayer).summary.step_time_ms;
     const double chunk = run(s, Granularity::kChunk).summary.step_time_ms;
-    s.strategy.pipeline_schedule = PipelineSchedule::k1F1B;
+    s.strategy.pipeline_schedule = "1f1b";
     const double serial = run(s, Granularity::kChunk).summary.step_time_ms;
     std::printf("variant %d: combined-1f1b op %.4f layer %.4f chunk %.4f ms, 1f1b %.4f ms\n", variant, op, layer,
                 chunk, serial);
@@ -158,7 +160,7 @@ TEST(CombinedGranularity, ChunkLayerAndOpAgreeWithAndWithoutRecompute) {
 // other micro-batch, except the dispatch backward, which runs beside its own MLP weight gradient
 // (mlp_bwd_dw in TransformerLayerSchedulePlan.run).
 TEST(CombinedTrace, AllToAllRunsOnTheEpStreamBesideTheOtherMicroBatchsCompute) {
-  const RunResult r = run(deepseek(PipelineSchedule::kCombined1F1B), Granularity::kOp);
+  const RunResult r = run(deepseek("combined-1f1b"), Granularity::kOp);
   const auto& g = r.graph;
   const auto& tl = r.timeline;
   const auto beside = [&](uint32_t t, bool other) {
@@ -177,7 +179,7 @@ TEST(CombinedTrace, AllToAllRunsOnTheEpStreamBesideTheOtherMicroBatchsCompute) {
     ASSERT_EQ(c.stream, graph::kEpStream) << g.names[c.name];
     ++a2a;
     const std::string name = g.names[c.name];
-    const bool forward = c.pass == graph::Pass::kForward;
+    const bool forward = c.pass == schedule::Pass::kForward;
     if (forward ? c.microbatch == 0 : c.microbatch == 7) continue;  // the lone forward and backward
     ++paired;
     const bool dispatch_bwd = name.find("Dispatch") != std::string::npos && !forward;
@@ -188,7 +190,7 @@ TEST(CombinedTrace, AllToAllRunsOnTheEpStreamBesideTheOtherMicroBatchsCompute) {
   EXPECT_EQ(a2a, 8 * 3 * 3 * 2);
   EXPECT_EQ(paired, a2a - 18);
   // 1F1B keeps them on the compute stream.
-  const RunResult serial = run(deepseek(PipelineSchedule::k1F1B), Granularity::kOp);
+  const RunResult serial = run(deepseek("1f1b"), Granularity::kOp);
   for (const auto& t : serial.graph.tasks) EXPECT_NE(t.stream, graph::kEpStream);
 }
 
@@ -235,19 +237,19 @@ std::pair<double, double> ep_exposed_ms(const RunResult& r) {
 TEST(CombinedB200, DeepSeekV2StepAndExposedAllToAll) {
   struct Row {
     int mbc;
-    PipelineSchedule schedule;
+    const char* schedule;
     double step_ms, ep_ms, exposed_ms;
   };
   // Combined 1F1B hides every all-to-all but those of micro-batch 0's forward and the last backward (4.1 ms).
-  for (const Row& row : {Row{8, PipelineSchedule::k1F1B, 699.95, 44.2, 44.2},
-                         Row{8, PipelineSchedule::kCombined1F1B, 659.80, 44.2, 4.1},
-                         Row{32, PipelineSchedule::k1F1B, 2672.61, 176.8, 176.8},
-                         Row{32, PipelineSchedule::kCombined1F1B, 2499.84, 176.8, 4.1}}) {
+  for (const Row& row : {Row{8, "1f1b", 699.95, 44.2, 44.2},
+                         Row{8, "combined-1f1b", 659.80, 44.2, 4.1},
+                         Row{32, "1f1b", 2672.61, 176.8, 176.8},
+                         Row{32, "combined-1f1b", 2499.84, 176.8, 4.1}}) {
     const RunResult r = run(deepseek(row.schedule, row.mbc), Granularity::kOp);
     const auto [ep, exposed] = ep_exposed_ms(r);
     const RunResult mem = run(deepseek(row.schedule, row.mbc), Granularity::kLayer);
     std::printf("[ measure ] mbc %d %-13s step %.2f ms, EP a2a %.1f ms, exposed %.1f ms, peak %.2f GiB\n", row.mbc,
-                config::to_string(row.schedule), r.summary.step_time_ms, ep, exposed,
+                row.schedule, r.summary.step_time_ms, ep, exposed,
                 static_cast<double>(mem.summary.stages[0].peak_alloc_bytes) / (1 << 30));
     EXPECT_NEAR(r.summary.step_time_ms, row.step_ms, 0.01);
     EXPECT_NEAR(ep, row.ep_ms, 0.05);

@@ -17,6 +17,7 @@
 
 #include "tests/cli_runner.hpp"
 #include "tests/whatif_runs.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace simumax::tests {
 namespace {
@@ -40,11 +41,7 @@ std::string find_chromium() {
   return "";
 }
 
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("simumax-browser-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  return p;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("browser", name, false); }
 
 // Runs headless Chromium on `page` with `mode` (--dump-dom or --screenshot=...); returns its stdout.
 std::string chromium(const fs::path& page, const std::string& mode, const std::string& window,

@@ -13,6 +13,7 @@
 
 #include "tests/cli_runner.hpp"
 #include "tests/report_page.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace simumax::tests {
 namespace {
@@ -20,11 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("simumax-html-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  return p;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("html", name, false); }
 
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -93,20 +90,25 @@ TEST(HtmlReport, DataAgreesWithTheRunsFiles) {
   }
 }
 
-TEST(HtmlReport, FitVerdictOfSummaryJsonWinsOverTheComputedOne) {
+TEST(HtmlReport, FitVerdictIsSummaryJsonsOwn) {
   const fs::path dir = scratch("fits");
   fs::create_directories(dir);
   Json s = Json::parse(read_file(default_run() / "summary.json"));
-  s["stages"][0]["fits"] = false;  // summary.json's own verdict is shown
-  s["stages"][1].erase("fits");     // a summary.json of an older run: judged from the GPU memory
-  s["stages"][1].erase("headroom_gib");
+  s["stages"][0]["fits"] = false;  // summary.json's own verdict is shown, not one judged from the GPU memory
   write(dir / "summary.json", s.dump());
   ASSERT_EQ(run_cli({"report", dir.string(), "-q"}).exit_code, 0);
   const Json d = page_data(read_file(dir / "report.html"));
   EXPECT_FALSE(d["summary"]["stages"][0]["fits"].get<bool>());
   EXPECT_EQ(d["summary"]["stages"][0]["fit_source"], "summary.json");
   EXPECT_TRUE(d["summary"]["stages"][1]["fits"].get<bool>());
-  EXPECT_EQ(d["summary"]["stages"][1]["fit_source"], "GPU memory - peak reserved");
+  // A stage without a verdict (a summary.json older than the fit verdict) is refused as every reader of
+  // summary.json refuses it (report::read_summary), naming the field.
+  s["stages"][1].erase("fits");
+  write(dir / "summary.json", s.dump());
+  const CliResult r = run_cli({"report", dir.string(), "-q"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: " + (dir / "summary.json").string() +
+                       ": /stages/1/fits: required field is missing (expected a boolean)\n");
 }
 
 TEST(HtmlReport, TimelineAboveMaxSlicesIsDecimatedAndSaysSo) {

@@ -14,6 +14,7 @@
 #include "tests/cli_runner.hpp"
 #include "tests/report_page.hpp"
 #include "tests/whatif_runs.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace simumax::tests {
 namespace {
@@ -21,11 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("simumax-whatif-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  return p;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("whatif-page", name, false); }
 
 
 // The default scenario on full and half bandwidth, with trace and memory, run once for the tests of this file.

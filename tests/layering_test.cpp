@@ -19,20 +19,24 @@ namespace fs = std::filesystem;
 // listed here fails the test, so a new stage has to state what it may use. `compare` is DESIGN's stage for the
 // real side (trace and log readers); `calibrate` learns from real evidence and from validation cases, so it
 // times ops like `report` does and fits collectives through `measure`, the plain-C++ half of
-// `simumax-measure`.
+// `simumax-measure`. `schedule` holds the pipeline schedules (each one's name, chunk placement, refused layouts
+// and programs, in one file): it comes before `config`, which checks a strategy's schedule against its entry, so
+// that `model` (placement) and `graph` (programs) read the same entry. Its pass vocabulary (F, B, W, B+W, recompute;
+// `pass.hpp`) is what ops, costs, tasks and memory steps are labelled with, so every stage that names a pass uses it.
 const std::map<std::string, std::set<std::string>> kMayUse = {
     {"common", {}},
-    {"config", {}},
-    {"model", {"config"}},
-    {"cost", {"config", "model"}},
-    {"graph", {"config", "model", "cost"}},
+    {"schedule", {}},
+    {"config", {"schedule"}},
+    {"model", {"config", "schedule"}},
+    {"cost", {"config", "schedule", "model"}},
+    {"graph", {"config", "model", "cost", "schedule"}},
     {"platform", {"config"}},
-    {"executor", {"graph", "platform"}},
-    {"memory", {"graph", "executor"}},
-    {"report", {"config", "model", "cost", "graph", "platform", "executor", "memory"}},
+    {"executor", {"schedule", "graph", "platform"}},
+    {"memory", {"schedule", "graph", "executor"}},
+    {"report", {"config", "schedule", "model", "cost", "graph", "platform", "executor", "memory"}},
     {"compare", {"config", "report"}},
     {"calibrate", {"config", "model", "cost", "report", "compare", "measure"}},
-    {"measure", {"config", "model", "cost", "report"}},
+    {"measure", {"config", "schedule", "model", "cost", "report"}},
     {"search", {"config", "model", "cost", "graph", "platform", "executor", "memory", "report"}},
 };
 

@@ -1,7 +1,7 @@
 // Parity with SimuMax on every line of ../shared/reference/simumax_grid.jsonl: step time and per-stage peak
 // allocated memory within 1e-9 (relative) with the fast executor (memory within 0.5 % only on FP8 lines with
-// sequence parallelism, tests/parity_lines.hpp says why), and with the sim executor on every dense line without
-// recompute, VPP, CP or FP8 plus one line per family.
+// sequence parallelism and tp > 1, tests/parity_lines.hpp says why), and with the sim executor on every dense
+// line without recompute, VPP, CP or FP8 plus one line per family.
 // Lines differ only where docs/simumax-differences.md says why. Each line is its own test (its own process
 // under ctest), so the sim executor runs once per process.
 #include <gtest/gtest.h>

@@ -14,18 +14,14 @@
 #include <vector>
 
 #include "tests/cli_runner.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace simumax::tests {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("simumax_run_folder_test_" + name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("run-folder", name); }
 
 TEST(RunFolder, ALaterRunRemovesTheFilesOfAnEarlierOneAndNothingElse) {
   const fs::path dir = scratch("stale");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -18,7 +19,7 @@ namespace simumax {
 namespace {
 
 using graph::Program;
-using graph::StepKind;
+using schedule::Pass;
 
 const std::string kRoot = SIMUMAX_SOURCE_DIR;
 
@@ -32,20 +33,20 @@ TEST(ZbH1Program, RunsEachPassOnceAndDefersTheFirstRWeightGradients) {
       const auto programs = graph::zb_h1(pp, mbc);
       std::map<graph::P2p, int> seen;
       for (int r = 0; r < pp; ++r) {
-        std::map<std::pair<StepKind, int>, int> at;  // (pass, micro-batch) -> step index
+        std::map<std::pair<Pass, int>, int> at;  // (pass, micro-batch) -> step index
         int pending = 0, most = 0, after_last_b = 0;
         for (size_t i = 0; i < programs[r].steps.size(); ++i) {
           const auto& st = programs[r].steps[i];
-          if (st.kind == StepKind::kComm) continue;
-          ASSERT_NE(st.kind, StepKind::kBackward) << "ZB-H1 splits every backward";
-          EXPECT_TRUE(at.emplace(std::pair{st.kind, st.microbatch}, static_cast<int>(i)).second);
-          if (st.kind == StepKind::kInputGrad) ++pending, after_last_b = 0;
-          if (st.kind == StepKind::kWeightGrad) --pending, ++after_last_b;
-          if (st.kind == StepKind::kForward) most = std::max(most, pending);
+          if (st.kind == std::nullopt) continue;
+          ASSERT_NE(st.kind, Pass::kBackward) << "ZB-H1 splits every backward";
+          EXPECT_TRUE(at.emplace(std::pair{*st.kind, st.microbatch}, static_cast<int>(i)).second);
+          if (st.kind == Pass::kInputGrad) ++pending, after_last_b = 0;
+          if (st.kind == Pass::kWeightGrad) --pending, ++after_last_b;
+          if (st.kind == Pass::kForward) most = std::max(most, pending);
         }
         for (int mb = 0; mb < mbc; ++mb) {
-          const int f = at.at({StepKind::kForward, mb}), b = at.at({StepKind::kInputGrad, mb}),
-                    w = at.at({StepKind::kWeightGrad, mb});
+          const int f = at.at({Pass::kForward, mb}), b = at.at({Pass::kInputGrad, mb}),
+                    w = at.at({Pass::kWeightGrad, mb});
           EXPECT_LT(f, b);
           EXPECT_LT(b, w);
         }
@@ -64,14 +65,14 @@ TEST(ZbH1Program, IsOneFOneBWithTheBackwardSplit) {
   for (auto [pp, mbc] : {std::pair{4, 8}, {2, 8}, {8, 3}, {16, 32}}) {
     const auto zb = graph::zb_h1(pp, mbc), base = graph::one_f_one_b(pp, mbc);
     for (int r = 0; r < pp; ++r) {
-      std::vector<std::tuple<StepKind, int, uint32_t>> a, b;
+      std::vector<std::tuple<std::optional<Pass>, int, uint32_t>> a, b;
       for (const auto& st : zb[r].steps) {
-        if (st.kind == StepKind::kWeightGrad) continue;
-        const StepKind k = st.kind == StepKind::kInputGrad ? StepKind::kBackward : st.kind;
-        a.emplace_back(k, st.kind == StepKind::kComm ? -1 : st.microbatch, st.num_comms);
+        if (st.kind == Pass::kWeightGrad) continue;
+        const std::optional<Pass> k = st.kind == Pass::kInputGrad ? Pass::kBackward : st.kind;
+        a.emplace_back(k, st.kind == std::nullopt ? -1 : st.microbatch, st.num_comms);
       }
       for (const auto& st : base[r].steps) {
-        b.emplace_back(st.kind, st.kind == StepKind::kComm ? -1 : st.microbatch, st.num_comms);
+        b.emplace_back(st.kind, st.kind == std::nullopt ? -1 : st.microbatch, st.num_comms);
       }
       EXPECT_EQ(a, b) << "pp " << pp << " mbc " << mbc << " stage " << r;
       EXPECT_EQ(zb[r].comms, base[r].comms);
@@ -83,7 +84,7 @@ TEST(ZbH1Program, IsOneFOneBWithTheBackwardSplit) {
 
 // The default scenario's model on `pp` stages of 4 layers, with every pass's time set by hand: F, B and W per
 // chunk, no transfer time, no DP or optimizer work. Returns the step time of the chunk-task graph.
-double unit_step(int pp, int mbc, double f, double b, double w, config::PipelineSchedule schedule) {
+double unit_step(int pp, int mbc, double f, double b, double w, const std::string& schedule) {
   config::Scenario s = config::load_scenario(kRoot + "/scenarios/default.json");
   s.model.layer_num = 4 * pp;
   s.strategy.pp_size = pp, s.strategy.world_size = pp, s.strategy.micro_batch_num = mbc;
@@ -104,21 +105,21 @@ double unit_step(int pp, int mbc, double f, double b, double w, config::Pipeline
 // The paper's hand-computed case (its Figure 3 with pp 4): pp 4, 8 micro-batches, unit F, B and W. 1F1B takes
 // m (F+B+W) + (p-1)(F+B+W) = 24 + 9; ZB-H1 m (F+B+W) + (p-1)(F+B-W) = 24 + 3.
 TEST(ZbH1Time, UnitPassesMatchThePapersFormula) {
-  EXPECT_DOUBLE_EQ(unit_step(4, 8, 1, 1, 1, config::PipelineSchedule::k1F1B), 33.0);
-  EXPECT_DOUBLE_EQ(unit_step(4, 8, 1, 1, 1, config::PipelineSchedule::kZbH1), 27.0);
+  EXPECT_DOUBLE_EQ(unit_step(4, 8, 1, 1, 1, "1f1b"), 33.0);
+  EXPECT_DOUBLE_EQ(unit_step(4, 8, 1, 1, 1, "zb-h1"), 27.0);
   // Other shapes, while T_W <= T_F and T_W <= T_B (the paper's assumption for H1).
   for (auto [pp, mbc, f, b, w] : {std::tuple{4, 8, 1.0, 1.5, 0.5}, {8, 16, 1.0, 1.0, 1.0}, {16, 32, 1.0, 1.2, 0.8},
                                   {2, 8, 2.0, 2.0, 1.0}, {16, 64, 1.0, 1.0, 0.9}}) {
     const double full = mbc * (f + b + w);
-    EXPECT_NEAR(unit_step(pp, mbc, f, b, w, config::PipelineSchedule::k1F1B), full + (pp - 1) * (f + b + w), 1e-9)
+    EXPECT_NEAR(unit_step(pp, mbc, f, b, w, "1f1b"), full + (pp - 1) * (f + b + w), 1e-9)
         << pp << " " << mbc;
-    EXPECT_NEAR(unit_step(pp, mbc, f, b, w, config::PipelineSchedule::kZbH1), full + (pp - 1) * (f + b - w), 1e-9)
+    EXPECT_NEAR(unit_step(pp, mbc, f, b, w, "zb-h1"), full + (pp - 1) * (f + b - w), 1e-9)
         << pp << " " << mbc << " " << f << " " << b << " " << w;
   }
 }
 
 // A scenario file of this repository, run under `schedule`.
-config::Scenario with_schedule(const std::string& path, config::PipelineSchedule schedule) {
+config::Scenario with_schedule(const std::string& path, const std::string& schedule) {
   config::Scenario s = config::load_scenario(kRoot + "/" + path);
   s.strategy.pipeline_schedule = schedule;
   return s;
@@ -140,7 +141,7 @@ struct FormulaCheck {
   double simulated_ms = 0, formula_ms = 0;
 };
 
-FormulaCheck formula_check(const std::string& path, config::PipelineSchedule schedule) {
+FormulaCheck formula_check(const std::string& path, const std::string& schedule) {
   const config::Scenario s = with_schedule(path, schedule);
   const RunResult r = run_stages(s, graph::Granularity::kChunk);
   const int p = static_cast<int>(s.strategy.pp_size), m = static_cast<int>(s.strategy.micro_batch_num);
@@ -152,7 +153,7 @@ FormulaCheck formula_check(const std::string& path, config::PipelineSchedule sch
     f[st] = cc.fwd_seconds * k, b[st] = (cc.bwd_seconds - cc.wgrad_seconds) * k, w[st] = cc.wgrad_seconds * k;
     if (f[st] + b[st] + w[st] > f[slowest] + b[slowest] + w[slowest]) slowest = st;
   }
-  const bool zb = schedule == config::PipelineSchedule::kZbH1;
+  const bool zb = schedule == "zb-h1";
   const double sign = zb ? -1 : 1;
   const int links = (p == 1 || zb) ? 0 : (slowest == 0 || slowest == p - 1 ? 2 : 4);
   double t = m * (f[slowest] + b[slowest] + w[slowest] + links * link);
@@ -164,9 +165,9 @@ FormulaCheck formula_check(const std::string& path, config::PipelineSchedule sch
 
 TEST(ZbH1Time, DefaultB200AndSixteenStagesMatchTheFormulaWithinOnePercent) {
   for (const char* path : {"scenarios/default.json", "tests/data/schedules/llama3_405b_tp8_pp16_mbc32.json"}) {
-    for (auto schedule : {config::PipelineSchedule::k1F1B, config::PipelineSchedule::kZbH1}) {
+    for (const std::string schedule : {"1f1b", "zb-h1"}) {
       const FormulaCheck c = formula_check(path, schedule);
-      const char* name = schedule == config::PipelineSchedule::kZbH1 ? "zb-h1" : "1f1b";
+      const char* name = schedule == "zb-h1" ? "zb-h1" : "1f1b";
       std::printf("%-55s %-6s pipeline %.2f ms, formula %.2f ms (%+.3f %%)\n", path, name, c.simulated_ms,
                   c.formula_ms, 100 * (c.simulated_ms / c.formula_ms - 1));
       EXPECT_NEAR(c.simulated_ms / c.formula_ms, 1.0, 0.01) << path << " " << name;
@@ -185,7 +186,7 @@ struct Peaks {
   double max = 0;
 };
 
-Peaks peaks(const std::string& path, config::PipelineSchedule schedule) {
+Peaks peaks(const std::string& path, const std::string& schedule) {
   const RunResult r = run_stages(with_schedule(path, schedule), graph::Granularity::kLayer);
   Peaks p;
   for (const auto& st : r.summary.stages) p.gib.push_back(static_cast<double>(st.peak_alloc_bytes) / (1 << 30));
@@ -195,7 +196,7 @@ Peaks peaks(const std::string& path, config::PipelineSchedule schedule) {
 
 TEST(ZbH1Memory, StageZeroKeepsOneFOneBsPeakAndLaterStagesHoldTheDeferredWeightGradients) {
   for (const char* path : {"scenarios/default.json", "tests/data/schedules/llama3_405b_tp8_pp16_mbc32.json"}) {
-    const Peaks base = peaks(path, config::PipelineSchedule::k1F1B), zb = peaks(path, config::PipelineSchedule::kZbH1);
+    const Peaks base = peaks(path, "1f1b"), zb = peaks(path, "zb-h1");
     std::printf("%-55s peak GiB 1f1b %.2f zb-h1 %.2f; stage 0: %.2f -> %.2f, last: %.2f -> %.2f\n", path, base.max,
                 zb.max, base.gib.front(), zb.gib.front(), base.gib.back(), zb.gib.back());
     // Stage 0 defers no W: only B's gathered copies, held until its W right after, add to its peak.
@@ -218,24 +219,24 @@ TEST(DualPipeProgram, RunsEachMicroBatchOnceInItsDirectionAndHoldsAtMostPpPlusOn
       std::map<graph::P2p, int> seen;
       int most_anywhere = 0;
       for (int r = 0; r < pp; ++r) {
-        std::map<std::pair<StepKind, int>, int> at;
+        std::map<std::pair<Pass, int>, int> at;
         int in_flight = 0, most = 0;
         for (size_t i = 0; i < programs[r].steps.size(); ++i) {
           const auto& st = programs[r].steps[i];
-          if (st.kind == StepKind::kComm) continue;
+          if (st.kind == std::nullopt) continue;
           EXPECT_EQ(st.chunk, st.microbatch < mbc / 2 ? 0 : 1) << "pp " << pp << " mbc " << mbc << " rank " << r;
-          EXPECT_TRUE(at.emplace(std::pair{st.kind, st.microbatch}, static_cast<int>(i)).second);
-          if (st.kind == StepKind::kForward) most = std::max(most, ++in_flight);
-          if (st.kind == StepKind::kBackward || st.kind == StepKind::kInputGrad) --in_flight;
+          EXPECT_TRUE(at.emplace(std::pair{*st.kind, st.microbatch}, static_cast<int>(i)).second);
+          if (st.kind == Pass::kForward) most = std::max(most, ++in_flight);
+          if (st.kind == Pass::kBackward || st.kind == Pass::kInputGrad) --in_flight;
         }
         for (int mb = 0; mb < mbc; ++mb) {
-          const int f = at.at({StepKind::kForward, mb});
-          if (at.count({StepKind::kBackward, mb})) {
-            EXPECT_LT(f, at.at({StepKind::kBackward, mb}));
-            EXPECT_EQ(at.count({StepKind::kInputGrad, mb}) + at.count({StepKind::kWeightGrad, mb}), 0u);
+          const int f = at.at({Pass::kForward, mb});
+          if (at.count({Pass::kBackward, mb})) {
+            EXPECT_LT(f, at.at({Pass::kBackward, mb}));
+            EXPECT_EQ(at.count({Pass::kInputGrad, mb}) + at.count({Pass::kWeightGrad, mb}), 0u);
           } else {
-            EXPECT_LT(f, at.at({StepKind::kInputGrad, mb}));
-            EXPECT_LT(at.at({StepKind::kInputGrad, mb}), at.at({StepKind::kWeightGrad, mb}));
+            EXPECT_LT(f, at.at({Pass::kInputGrad, mb}));
+            EXPECT_LT(at.at({Pass::kInputGrad, mb}), at.at({Pass::kWeightGrad, mb}));
           }
         }
         most_anywhere = std::max(most_anywhere, most);
@@ -257,7 +258,7 @@ TEST(DualPipeProgram, RunsEachMicroBatchOnceInItsDirectionAndHoldsAtMostPpPlusOn
 // the two chunks' compute with each other's all-to-alls, which is not modelled. Hand-computed, pp 4, 8 micro-
 // batches, unit F, B (input gradient) and W: 24 + (4/2 - 1)(3 + 2 - 3) = 26, against 1F1B's 24 + 3 * 3 = 33.
 TEST(DualPipeTime, UnitPassesMatchDeepSeekV3sTable) {
-  EXPECT_DOUBLE_EQ(unit_step(4, 8, 1, 1, 1, config::PipelineSchedule::kDualPipe), 26.0);
+  EXPECT_DOUBLE_EQ(unit_step(4, 8, 1, 1, 1, "dualpipe"), 26.0);
   // Other shapes with T_F = T_B (the input gradient): the table holds exactly for any W <= F. With T_F != T_B the
   // schedule's critical path changes and the table is off (docs/schedules.md gives the measured values).
   for (auto [pp, mbc, f, b, w] : {std::tuple{4, 8, 1.0, 1.0, 0.5}, {8, 16, 1.0, 1.0, 1.0}, {8, 16, 1.0, 1.0, 0.5},
@@ -265,7 +266,7 @@ TEST(DualPipeTime, UnitPassesMatchDeepSeekV3sTable) {
                                   {4, 12, 1.5, 1.5, 1.0}, {16, 64, 1.0, 1.0, 0.9}, {6, 12, 1.0, 1.0, 0.7}}) {
     const double full = b + w, fb = f + full;
     const double expected = mbc * (f + full) + (pp / 2 - 1) * (fb + full - 3 * w);
-    const double got = unit_step(pp, mbc, f, b, w, config::PipelineSchedule::kDualPipe);
+    const double got = unit_step(pp, mbc, f, b, w, "dualpipe");
     std::printf("dualpipe pp %2d mbc %2d F %.1f B %.1f W %.1f: step %.3f, table %.3f, bubble %.3f (1F1B's %.3f)\n",
                 pp, mbc, f, b, w, got, expected, got - mbc * (f + full), (pp - 1) * (f + full));
     EXPECT_NEAR(got, expected, 1e-9) << pp << " " << mbc << " " << f << " " << b << " " << w;
@@ -283,7 +284,7 @@ struct TableCheck {
   double simulated_ms = 0, table_ms = 0;
 };
 
-TableCheck table_check(const std::string& path, config::PipelineSchedule schedule, bool keep_p2p) {
+TableCheck table_check(const std::string& path, const std::string& schedule, bool keep_p2p) {
   const config::Scenario s = with_schedule(path, schedule);
   const model::StepModel m = model::build_step_model(s);
   cost::StepCost c = cost::cost_step(s, m);
@@ -299,24 +300,23 @@ TableCheck table_check(const std::string& path, config::PipelineSchedule schedul
   const auto g = graph::lower_step(s, m, c, {graph::Granularity::kChunk, graph::RankScope::kStages});
   const double f = mid.fwd_seconds, b = mid.bwd_seconds, w = mid.wgrad_seconds;
   double bubble = (p - 1) * (f + b);
-  if (schedule == config::PipelineSchedule::kZbH1) bubble = (p - 1) * (f + b - 2 * w);
-  if (schedule == config::PipelineSchedule::kDualPipe) bubble = (p / 2 - 1) * ((f + b) + b - 3 * w);
+  if (schedule == "zb-h1") bubble = (p - 1) * (f + b - 2 * w);
+  if (schedule == "dualpipe") bubble = (p / 2 - 1) * ((f + b) + b - 3 * w);
   return {executor::run_fast(g).makespan * 1e3, (mbc * (f + b) + bubble) * 1e3};
 }
 
 const char* const kDeepSeekCase = "tests/data/schedules/deepseekv3_l32_ep8_pp8_mbc16.json";
 
 TEST(DualPipeTable, DeepSeekV3StyleStepMatchesTheTableWithinOnePercent) {
-  using config::PipelineSchedule;
   for (bool keep_p2p : {false, true}) {
-    for (auto schedule : {PipelineSchedule::k1F1B, PipelineSchedule::kZbH1, PipelineSchedule::kDualPipe}) {
+    for (const std::string schedule : {"1f1b", "zb-h1", "dualpipe"}) {
       const TableCheck t = table_check(kDeepSeekCase, schedule, keep_p2p);
-      std::printf("%-8s %s: step %.2f ms, table %.2f ms (%+.3f %%)\n", config::to_string(schedule),
+      std::printf("%-8s %s: step %.2f ms, table %.2f ms (%+.3f %%)\n", schedule.c_str(),
                   keep_p2p ? "with transfers" : "no transfers  ", t.simulated_ms, t.table_ms,
                   100 * (t.simulated_ms / t.table_ms - 1));
       if (keep_p2p) continue;
-      EXPECT_NEAR(t.simulated_ms / t.table_ms, 1.0, 0.01) << config::to_string(schedule);
-      if (schedule != PipelineSchedule::kDualPipe) {
+      EXPECT_NEAR(t.simulated_ms / t.table_ms, 1.0, 0.01) << schedule.c_str();
+      if (schedule != "dualpipe") {
         EXPECT_NEAR(t.simulated_ms, t.table_ms, 1e-6);
       }
     }
@@ -333,7 +333,7 @@ struct Held {
   std::vector<double> peak_gib, activation_gib;
 };
 
-Held held(const std::string& path, config::PipelineSchedule schedule) {
+Held held(const std::string& path, const std::string& schedule) {
   const RunResult r = run_stages(with_schedule(path, schedule), graph::Granularity::kLayer);
   Held h;
   for (const auto& st : r.summary.stages) {
@@ -347,9 +347,8 @@ Held held(const std::string& path, config::PipelineSchedule schedule) {
 }
 
 TEST(DualPipeMemory, DeepSeekV3StyleRanksHoldTwiceTheParametersAndPpPlusOneForwards) {
-  using config::PipelineSchedule;
-  const Held base = held(kDeepSeekCase, PipelineSchedule::k1F1B), zb = held(kDeepSeekCase, PipelineSchedule::kZbH1),
-             dual = held(kDeepSeekCase, PipelineSchedule::kDualPipe);
+  const Held base = held(kDeepSeekCase, "1f1b"), zb = held(kDeepSeekCase, "zb-h1"),
+             dual = held(kDeepSeekCase, "dualpipe");
   const size_t pp = base.weight_bytes.size();
   const double a = base.activation_gib[1] / static_cast<double>(pp - 1);
   for (size_t r = 0; r < pp; ++r) {
@@ -376,7 +375,7 @@ TEST(DualPipeSummary, NamesTheScheduleInSummaryJson) {
   config::Scenario s = config::load_scenario(kRoot + "/" + kDeepSeekCase);
   const std::string base = report::summary_json(simulate(s, RunOptions{}).summary);
   EXPECT_EQ(base.find("pipeline_schedule"), std::string::npos);
-  s.strategy.pipeline_schedule = config::PipelineSchedule::kDualPipe;
+  s.strategy.pipeline_schedule = "dualpipe";
   EXPECT_NE(report::summary_json(simulate(s, RunOptions{}).summary).find("\"pipeline_schedule\": \"dualpipe\""),
             std::string::npos);
 }

@@ -1,6 +1,7 @@
 // The HTTP client side of the serve tests (tests/serve_test.cpp, tests/serve_app_test.cpp): the server as a child
 // process, raw requests, the default request and the CLI's numbers for it, and the app in headless Chromium.
 #include "tests/serve_client.hpp"
+#include "tests/scratch_dir.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -20,12 +21,7 @@
 
 namespace simumax::tests::serve {
 
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("simumax-serve-test-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("serve-test", name); }
 
 Server::Server(std::vector<std::string> extra) {
   out_ = scratch("server") / "stdout";

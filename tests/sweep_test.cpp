@@ -20,6 +20,7 @@
 
 #include "tests/cli_runner.hpp"
 #include "tests/report_page.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace simumax::tests {
 namespace {
@@ -29,12 +30,7 @@ namespace fs = std::filesystem;
 const std::string kWhatif = "tests/data/sweep/whatif.json";
 const std::string kThousand = "tests/data/sweep/thousand.json";
 
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("simumax_sweep_test_" + name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path scratch(const std::string& name) { return scratch_dir("sweep", name); }
 
 std::string write(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <regex>
 
 #include <nlohmann/json.hpp>
@@ -100,6 +102,46 @@ TEST(Trace, SimumaxLayoutIsABareListWithSimumaxLanes) {
   EXPECT_GT(slices, 0u);
   EXPECT_GT(mem, 0u);
   EXPECT_GT(pairs, 0u);
+  fs::remove_all(out);
+}
+
+// args.pass names the task's schedule::Pass: B and W tasks (ZB-H1 splits every backward) are "backward", the replay
+// of a recomputed op "recompute", and the step's end (DP, optimizer, barrier) "step".
+TEST(Trace, PassOfEverySliceFollowsItsTask) {
+  const fs::path out = out_dir("passes");
+  fs::create_directories(out);
+  json scenario = read_json(k64Ranks);
+  for (const char* key : {"model", "system"}) {  // relative to the scenario's folder, which this copy leaves
+    scenario[key] = (fs::path(k64Ranks).parent_path() / scenario[key].get<std::string>()).lexically_normal().string();
+  }
+  scenario["strategy"]["pipeline_schedule"] = "zb-h1";
+  scenario["strategy"]["recompute_granularity"] = "full_block";
+  scenario["strategy"]["recompute_layer_num"] = 1;
+  const std::string file = (out / "zb_h1_recompute.json").string();
+  std::ofstream(file) << scenario.dump();
+  const auto r = run_cli({"run", file, "--granularity", "op", "--trace", "-q", "-o", (out / "run").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, size_t> seen;  // pass -> slices
+  size_t wgrad = 0;
+  const json trace = read_json(out / "run/trace.json");
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const std::string cat = e["cat"], name = e["name"], pass = e["args"]["pass"];
+    ++seen[pass];
+    const bool step_end = cat == "dp_comm" || cat == "optimizer" || cat == "barrier";
+    EXPECT_EQ(pass == "step", step_end) << e.dump();
+    if (cat == "recompute") {
+      EXPECT_EQ(pass, "recompute") << e.dump();
+    }
+    if (cat != "compute") continue;
+    const bool fwd = name.ends_with(".fwd");
+    EXPECT_TRUE(fwd || name.ends_with(".dgrad") || name.ends_with(".wgrad")) << e.dump();
+    EXPECT_EQ(pass, fwd ? "forward" : "backward") << e.dump();
+    wgrad += name.ends_with(".wgrad");
+  }
+  EXPECT_GT(wgrad, 0u);
+  for (const char* pass : {"forward", "backward", "recompute", "step"}) EXPECT_GT(seen[pass], 0u) << pass;
+  EXPECT_EQ(seen.size(), 4u);
   fs::remove_all(out);
 }
 

@@ -6,6 +6,7 @@
 #include "engine/simulate.hpp"
 #include "engine/report/html_report.hpp"
 #include "engine/report/links_json.hpp"
+#include "engine/report/rank_stats.hpp"
 #include "engine/report/run_folder.hpp"
 #include "engine/report/run_outputs.hpp"
 #include "tools/cli_options.hpp"
@@ -46,6 +47,9 @@ int do_run(const RunArgs& a) {
     report::remove_earlier_run(dir, std::nullopt);  // the simulation writes platform.xml before it runs
     o.platform_out = dir + "/platform.xml";
   }
+  // Only the trace and the memory files draw every task: without them the sim executor keeps no per-task times
+  // (the summary and ranks.json are folded as the tasks end).
+  o.keep_timeline = a.outputs.trace || a.outputs.memory || a.outputs.simumax;
   RunResult r = simulate(s, o);
   report::judge_fit(r.summary, a.margin_gib * common::kGiB);
   if (o.platform_out.empty()) report::remove_earlier_run(dir, o.platform_xml);
@@ -54,6 +58,9 @@ int do_run(const RunArgs& a) {
     std::cout << report::summary_table(r.summary);
     std::cout << "\nwrote " << summary << "\n";
   }
+  const std::string ranks = report::write_ranks_json(dir, {s.name, r.summary.executor, r.summary.scope}, r.graph,
+                                                      r.timing, r.memory);
+  if (!a.quiet) std::cout << "wrote " << ranks << "\n";
   const report::RunView view{s, r.model, r.cost, r.graph, r.timeline, r.summary.granularity};
   for (const std::string& path : report::write_run_outputs(dir, view, r.summary, a.outputs)) {
     if (!a.quiet) std::cout << "wrote " << path << "\n";

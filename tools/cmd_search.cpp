@@ -5,7 +5,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/units.hpp"
-#include "engine/report/search_io.hpp"
+#include "engine/report/summary.hpp"
 #include "engine/search/search.hpp"
 #include "engine/search/search_output.hpp"
 #include "engine/report/text_file.hpp"
@@ -72,7 +72,7 @@ search::RecheckFn recheck_fn(const SearchArgs& a, const config::Scenario& base) 
       out.error = "exit " + std::to_string(rc) + ": " + first_line(dir + "/stderr.txt");
       return out;
     }
-    const report::SummaryTotals t = report::read_summary_totals(dir + "/summary.json");
+    const report::Summary t = report::read_summary(dir + "/summary.json");
     out.step_time_s = t.step_time_ms / common::kMsPerSecond;
     out.peak_reserved_bytes = t.peak_reserved_bytes_max;
     out.peak_alloc_bytes = t.peak_alloc_bytes_max;

@@ -9,7 +9,6 @@
 
 #include "engine/common/error.hpp"
 #include "engine/report/html_report.hpp"
-#include "engine/report/search_io.hpp"
 #include "engine/report/text_file.hpp"
 #include "tools/child_process.hpp"
 #include "tools/cli_options.hpp"

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,9 +15,8 @@
 #include "engine/common/error.hpp"
 #include "engine/common/units.hpp"
 #include "engine/config/validation_case.hpp"
-#include "engine/report/search_io.hpp"
+#include "engine/report/record_fields.hpp"
 #include "engine/report/text_file.hpp"
-#include "engine/search/search_output.hpp"
 #include "engine/simulate.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
@@ -70,29 +70,46 @@ struct Groups {
 double pct(const ErrorStats& s) { return 100 * s.errs.back(); }
 
 // One case of --json / --csv: a skipped case has its reason and no numbers.
-report::JsonFields case_record(const std::string& name, const std::string& reason) {
-  using report::JsonScalar;
-  report::JsonFields f = {{"case", name}, {"status", reason.empty() ? "ok" : "skipped"}, {"reason", reason}};
-  for (const char* k : {"ours_ms", "simumax_ms", "real_ms", "ours_time_err_pct", "simumax_time_err_pct",
-                        "ours_alloc_gib", "simumax_alloc_gib", "real_alloc_gib", "ours_mem_err_pct",
-                        "simumax_mem_err_pct", "ours_reserved_gib", "gpu_memory_gib", "headroom_gib",
-                        "memory_excluded"}) {
-    f.emplace_back(k, nullptr);
-  }
-  f.emplace_back("fits", nullptr);
-  return f;
-}
+struct CaseRecord {
+  CaseRecord(std::string case_name, std::string why) : name(std::move(case_name)), reason(std::move(why)) {}
+  std::string name;
+  std::string reason;  // "" when the case ran
+  std::optional<double> ours_ms, simumax_ms, real_ms, ours_time_err_pct, simumax_time_err_pct, ours_alloc_gib,
+      simumax_alloc_gib, real_alloc_gib, ours_mem_err_pct, simumax_mem_err_pct, ours_reserved_gib, gpu_memory_gib,
+      headroom_gib;
+  std::optional<std::string> memory_excluded;
+  std::optional<bool> fits;
 
-void set(report::JsonFields& f, const std::string& key, report::JsonScalar v) {
-  for (auto& [k, x] : f) {
-    if (k == key) x = std::move(v);
+  void fields(report::FieldSink& f) const {
+    f.text("case", name);
+    f.text("status", reason.empty() ? "ok" : "skipped");
+    f.text("reason", reason);
+    for (const auto& [key, v] : {std::pair<const char*, const std::optional<double>*>{"ours_ms", &ours_ms},
+                                 {"simumax_ms", &simumax_ms},
+                                 {"real_ms", &real_ms},
+                                 {"ours_time_err_pct", &ours_time_err_pct},
+                                 {"simumax_time_err_pct", &simumax_time_err_pct},
+                                 {"ours_alloc_gib", &ours_alloc_gib},
+                                 {"simumax_alloc_gib", &simumax_alloc_gib},
+                                 {"real_alloc_gib", &real_alloc_gib},
+                                 {"ours_mem_err_pct", &ours_mem_err_pct},
+                                 {"simumax_mem_err_pct", &simumax_mem_err_pct},
+                                 {"ours_reserved_gib", &ours_reserved_gib},
+                                 {"gpu_memory_gib", &gpu_memory_gib},
+                                 {"headroom_gib", &headroom_gib}}) {
+      f.maybe_number(key, *v);
+    }
+    f.maybe_text("memory_excluded", memory_excluded);
+    f.maybe_boolean("fits", fits);
   }
-}
+};
 
-report::JsonFields stats_fields(const char* prefix, const ErrorStats& s) {
+void stats_fields(report::FieldSink& f, const char* prefix, const ErrorStats& s) {
   const std::string p = prefix;
-  if (s.errs.empty()) return {{p + "_mape_pct", nullptr}, {p + "_signed_mean_pct", nullptr}, {p + "_worst_pct", nullptr}};
-  return {{p + "_mape_pct", 100 * s.mape()}, {p + "_signed_mean_pct", 100 * s.mean()}, {p + "_worst_pct", 100 * s.worst()}};
+  const bool any = !s.errs.empty();
+  f.maybe_number(p + "_mape_pct", any ? std::optional<double>(100 * s.mape()) : std::nullopt);
+  f.maybe_number(p + "_signed_mean_pct", any ? std::optional<double>(100 * s.mean()) : std::nullopt);
+  f.maybe_number(p + "_worst_pct", any ? std::optional<double>(100 * s.worst()) : std::nullopt);
 }
 
 int do_validate(const ValidateArgs& a) {
@@ -100,7 +117,7 @@ int do_validate(const ValidateArgs& a) {
   for (const std::string* p : {&a.json_path, &a.csv_path}) {
     if (!p->empty()) check_output_file(*p);
   }
-  std::vector<report::JsonFields> records;
+  std::vector<CaseRecord> records;
   const std::string shared = a.shared_dir.empty() ? default_shared_dir() : a.shared_dir;
   const RunOptions o = make_run_options(a.engine);
   ErrorStats ours_t, sm_t, ours_m, sm_m, parity_t, parity_m;
@@ -119,7 +136,7 @@ int do_validate(const ValidateArgs& a) {
       r = simulate(vc.scenario, o);
     } catch (const common::ConfigError& e) {
       std::printf("%-52s skipped: %s\n", std::filesystem::path(file).stem().c_str(), e.what());
-      records.push_back(case_record(std::filesystem::path(file).stem().string(), e.what()));
+      records.emplace_back(std::filesystem::path(file).stem().string(), e.what());
       ++skipped;
       continue;
     }
@@ -132,21 +149,21 @@ int do_validate(const ValidateArgs& a) {
     ours_t.add(ms, vc.real_ms);
     if (vc.has_real_alloc) ours_m.add(gib, vc.real_alloc_gib);
     groups.add(vc, ms, gib);
-    report::JsonFields rec = case_record(vc.name, "");
-    set(rec, "ours_ms", ms);
-    set(rec, "real_ms", vc.real_ms);
-    set(rec, "ours_time_err_pct", pct(ours_t));
-    set(rec, "ours_alloc_gib", gib);
+    CaseRecord rec(vc.name, "");
+    rec.ours_ms = ms;
+    rec.real_ms = vc.real_ms;
+    rec.ours_time_err_pct = pct(ours_t);
+    rec.ours_alloc_gib = gib;
     if (vc.has_real_alloc) {
-      set(rec, "real_alloc_gib", vc.real_alloc_gib);
-      set(rec, "ours_mem_err_pct", pct(ours_m));
+      rec.real_alloc_gib = vc.real_alloc_gib;
+      rec.ours_mem_err_pct = pct(ours_m);
     } else {
-      set(rec, "memory_excluded", vc.real_alloc_excluded);
+      rec.memory_excluded = vc.real_alloc_excluded;
     }
-    set(rec, "ours_reserved_gib", common::gib(r.summary.peak_reserved_bytes_max));
-    set(rec, "gpu_memory_gib", r.summary.gpu_memory_gib);
-    set(rec, "headroom_gib", common::gib(r.summary.headroom_bytes));
-    set(rec, "fits", r.summary.fits);
+    rec.ours_reserved_gib = common::gib(r.summary.peak_reserved_bytes_max);
+    rec.gpu_memory_gib = r.summary.gpu_memory_gib;
+    rec.headroom_gib = common::gib(r.summary.headroom_bytes);
+    rec.fits = r.summary.fits;
     const char* fits = r.summary.fits ? "yes" : "NO";
     if (!vc.has_published) {  // an imported case: no SimuMax prediction to show
       if (vc.has_real_alloc) {
@@ -167,10 +184,10 @@ int do_validate(const ValidateArgs& a) {
     std::printf("%-52s %10.1f %10.1f %10.1f %+7.2f%% %+7.2f%% | %8.3f %8.3f %8.3f %+7.2f%% %+7.2f%% %s\n",
                 vc.name.c_str(), ms, vc.published_perf_ms, vc.real_ms, pct(ours_t), pct(sm_t), gib,
                 vc.published_perf_alloc_gib, vc.real_alloc_gib, pct(ours_m), pct(sm_m), fits);
-    set(rec, "simumax_ms", vc.published_perf_ms);
-    set(rec, "simumax_time_err_pct", pct(sm_t));
-    set(rec, "simumax_alloc_gib", vc.published_perf_alloc_gib);
-    set(rec, "simumax_mem_err_pct", pct(sm_m));
+    rec.simumax_ms = vc.published_perf_ms;
+    rec.simumax_time_err_pct = pct(sm_t);
+    rec.simumax_alloc_gib = vc.published_perf_alloc_gib;
+    rec.simumax_mem_err_pct = pct(sm_m);
     records.push_back(std::move(rec));
   }
   if (ours_t.errs.empty()) {
@@ -194,23 +211,27 @@ int do_validate(const ValidateArgs& a) {
   if (!sm_m.errs.empty()) line("memory SimuMax vs real", sm_m);
   if (!parity_m.errs.empty()) line("memory ours vs SimuMax", parity_m);
   groups.print(line);
-  report::JsonFields meta = {{"fidelity", a.engine.fidelity.empty() ? "the cases'" : a.engine.fidelity},
-                             {"cases_run", static_cast<int64_t>(ours_t.errs.size())},
-                             {"cases_skipped", static_cast<int64_t>(skipped)},
-                             {"cases_memory_compared", static_cast<int64_t>(ours_m.errs.size())},
-                             {"memory_margin_gib", a.margin_gib}};
-  for (const auto& [prefix, stats] : {std::pair<const char*, const ErrorStats*>{"time_ours_vs_real", &ours_t},
-                                      {"time_simumax_vs_real", &sm_t}, {"time_ours_vs_simumax", &parity_t},
-                                      {"memory_ours_vs_real", &ours_m}, {"memory_simumax_vs_real", &sm_m},
-                                      {"memory_ours_vs_simumax", &parity_m}}) {
-    for (auto& f : stats_fields(prefix, *stats)) meta.push_back(std::move(f));
-  }
+  const report::Fields meta = [&](report::FieldSink& f) {
+    f.text("fidelity", a.engine.fidelity.empty() ? "the cases'" : a.engine.fidelity);
+    f.integer("cases_run", static_cast<int64_t>(ours_t.errs.size()));
+    f.integer("cases_skipped", skipped);
+    f.integer("cases_memory_compared", static_cast<int64_t>(ours_m.errs.size()));
+    f.number("memory_margin_gib", a.margin_gib);
+    for (const auto& [prefix, stats] : {std::pair<const char*, const ErrorStats*>{"time_ours_vs_real", &ours_t},
+                                        {"time_simumax_vs_real", &sm_t}, {"time_ours_vs_simumax", &parity_t},
+                                        {"memory_ours_vs_real", &ours_m}, {"memory_simumax_vs_real", &sm_m},
+                                        {"memory_ours_vs_simumax", &parity_m}}) {
+      stats_fields(f, prefix, *stats);
+    }
+  };
+  std::vector<report::Fields> cases;
+  for (const CaseRecord& rec : records) cases.push_back([&rec](report::FieldSink& f) { rec.fields(f); });
   if (!a.json_path.empty()) {
-    report::write_file_atomically(a.json_path, report::records_json(meta, {{"cases", records}}));
+    report::write_file_atomically(a.json_path, report::records_json(meta, {{"cases", cases}}));
     std::printf("wrote %s\n", a.json_path.c_str());
   }
   if (!a.csv_path.empty()) {
-    report::write_file_atomically(a.csv_path, search::records_csv(records));
+    report::write_file_atomically(a.csv_path, report::records_csv(cases));
     std::printf("wrote %s\n", a.csv_path.c_str());
   }
   return 0;

@@ -12,7 +12,8 @@
 #include "engine/common/units.hpp"
 #include "engine/platform/platform_spec.hpp"
 #include "engine/platform/platform_xml.hpp"
-#include "engine/report/search_io.hpp"
+#include "engine/report/record_fields.hpp"
+#include "engine/report/summary.hpp"
 #include "engine/report/text_file.hpp"
 #include "engine/simulate.hpp"
 #include "tools/child_process.hpp"
@@ -21,8 +22,6 @@
 namespace simumax::tools {
 
 namespace fs = std::filesystem;
-using report::JsonFields;
-using report::JsonScalar;
 
 void run_case_here(const config::Sweep& s, size_t index, const std::string& dir) {
   const config::SweepCase c = s.case_at(index);
@@ -96,34 +95,36 @@ struct Outcome {
   std::string error;
 };
 
-JsonFields case_row(const config::Sweep& s, size_t index, const std::string& dir, Outcome out) {
-  const config::SweepCase c = s.case_at(index);
-  JsonFields f = {{"index", static_cast<int64_t>(index)}, {"name", c.name}, {"label", c.label}};
-  for (size_t i = 0; i < s.axes.size(); ++i) {
-    f.emplace_back(s.axes[i].key, report::json_text_scalar(c.values[i], s.path));
-  }
-  if (!s.platforms.empty()) f.emplace_back("platform", s.platforms[c.platform].name);
-  report::SummaryTotals t;
+// The case's row (a line of sweep.csv): its axis values, what became of it and, when ok, its summary.json's figures.
+std::string case_row(const config::Sweep& s, size_t index, const std::string& dir, Outcome out) {
+  report::Summary t;
   if (out.status == "ok") {
     try {
-      t = report::read_summary_totals(dir + "/summary.json");
+      t = report::read_summary(dir + "/summary.json");
     } catch (const common::ConfigError& e) {
       out = {"failed", e.what()};
     }
   }
   const bool ok = out.status == "ok";
-  auto number = [ok](double v) { return ok ? JsonScalar(v) : JsonScalar(nullptr); };
-  f.emplace_back("status", out.status);
-  f.emplace_back("error", out.error.empty() ? JsonScalar(nullptr) : JsonScalar(out.error));
-  f.emplace_back("executor", s.run.executor);
-  f.emplace_back("step_time_ms", number(t.step_time_ms));
-  f.emplace_back("mfu", number(t.mfu));
-  f.emplace_back("tokens_per_s", number(t.tokens_per_s));
-  f.emplace_back("peak_reserved_gib", number(common::gib(t.peak_reserved_bytes_max)));
-  f.emplace_back("peak_alloc_gib", number(common::gib(static_cast<double>(t.peak_alloc_bytes_max))));
-  f.emplace_back("fits", ok ? JsonScalar(t.fits) : JsonScalar(nullptr));
-  f.emplace_back("headroom_gib", number(t.headroom_gib));
-  return f;
+  auto number = [ok](double v) { return ok ? std::optional<double>(v) : std::nullopt; };
+  const config::SweepCase c = s.case_at(index);
+  return report::record_line([&](report::FieldSink& f) {
+    f.integer("index", static_cast<int64_t>(index));
+    f.text("name", c.name);
+    f.text("label", c.label);
+    for (size_t i = 0; i < s.axes.size(); ++i) f.json_value(s.axes[i].key, c.values[i]);
+    if (!s.platforms.empty()) f.text("platform", s.platforms[c.platform].name);
+    f.text("status", out.status);
+    f.maybe_text("error", out.error.empty() ? std::nullopt : std::optional<std::string>(out.error));
+    f.text("executor", s.run.executor);
+    f.maybe_number("step_time_ms", number(t.step_time_ms));
+    f.maybe_number("mfu", number(t.mfu));
+    f.maybe_number("tokens_per_s", number(t.tokens_per_s));
+    f.maybe_number("peak_reserved_gib", number(common::gib(t.peak_reserved_bytes_max)));
+    f.maybe_number("peak_alloc_gib", number(common::gib(static_cast<double>(t.peak_alloc_bytes_max))));
+    f.maybe_boolean("fits", ok ? std::optional<bool>(t.fits) : std::nullopt);
+    f.maybe_number("headroom_gib", number(common::gib(t.headroom_bytes)));
+  });
 }
 
 std::string case_dir(const std::string& cases_dir, const config::Sweep& s, size_t index) {
@@ -187,7 +188,7 @@ std::vector<std::string> run_batch(const config::Sweep& s, const CaseRunner& r, 
     const std::string dir = case_dir(cases_dir, s, i);
     // A batch over the timeout is run again case by case: each case's row depends on its own run time.
     const ChildResult alone = count > 1 && (batch.timed_out || !has_result(dir)) ? spawn_cases(s, r, i, 1) : batch;
-    lines.push_back(report::record_line(case_row(s, i, dir, outcome_of(dir, alone, r.case_timeout_s))));
+    lines.push_back(case_row(s, i, dir, outcome_of(dir, alone, r.case_timeout_s)));
   }
   return lines;
 }
@@ -232,44 +233,38 @@ std::vector<std::string> run_cases(const config::Sweep& s, const CaseRunner& r, 
 }
 
 std::string write_sweep_outputs(const config::Sweep& s, const std::string& dir, const std::vector<std::string>& lines) {
-  std::vector<JsonFields> rows;
+  std::vector<report::Fields> rows;
   rows.reserve(lines.size());
   int64_t ok = 0, invalid = 0, failed = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
-    rows.push_back(report::parse_record_line(lines[i], s.path + " case " + std::to_string(i)));
-    for (const auto& [key, value] : rows.back()) {
-      if (key != "status") continue;
-      const std::string& st = std::get<std::string>(value);
-      (st == "ok" ? ok : st == "invalid" ? invalid : failed) += 1;
-    }
+    const std::string label = s.path + " case " + std::to_string(i);
+    report::RecordValues row;
+    report::replay_record_line(lines[i], label, row);  // a line that is not a record is refused before writing
+    if (const std::string* st = row.find_text("status")) (*st == "ok" ? ok : *st == "invalid" ? invalid : failed) += 1;
+    rows.push_back([&line = lines[i], label](report::FieldSink& f) { report::replay_record_line(line, label, f); });
   }
   std::string axes, platforms;
   for (const auto& a : s.axes) axes += (axes.empty() ? "" : ",") + a.key;
   for (const auto& p : s.platforms) platforms += (platforms.empty() ? "" : ",") + p.name;
   const std::string counts = std::to_string(lines.size()) + " cases: " + std::to_string(ok) + " ok, " +
                              std::to_string(invalid) + " invalid, " + std::to_string(failed) + " failed";
-  const JsonFields meta = {{"sweep", s.path},
-                           {"name", s.name},
-                           {"description", s.description},
-                           {"base", s.base_name},
-                           {"axes", axes},
-                           {"platforms", platforms},
-                           {"executor", s.run.executor},
-                           {"ranks", s.run.ranks},
-                           {"granularity", s.run.granularity},
-                           {"memory_margin_gib", s.run.memory_margin_gib},
-                           {"case_count", static_cast<int64_t>(lines.size())},
-                           {"ok", ok},
-                           {"invalid", invalid},
-                           {"failed", failed}};
-  {
-    report::TextFile csv(dir + "/sweep.csv");
-    for (size_t i = 0; i < rows.size(); ++i) {
-      if (i == 0) csv.append(report::csv_header(rows[i]));
-      csv.append(report::csv_line(rows[i]));
-    }
-    csv.close();
-  }
+  const report::Fields meta = [&](report::FieldSink& f) {
+    f.text("sweep", s.path);
+    f.text("name", s.name);
+    f.text("description", s.description);
+    f.text("base", s.base_name);
+    f.text("axes", axes);
+    f.text("platforms", platforms);
+    f.text("executor", s.run.executor);
+    f.text("ranks", s.run.ranks);
+    f.text("granularity", s.run.granularity);
+    f.number("memory_margin_gib", s.run.memory_margin_gib);
+    f.integer("case_count", static_cast<int64_t>(lines.size()));
+    f.integer("ok", ok);
+    f.integer("invalid", invalid);
+    f.integer("failed", failed);
+  };
+  report::write_file_atomically(dir + "/sweep.csv", report::records_csv(rows));
   report::RecordsJsonFile json(dir + "/sweep.json", meta, {}, "cases");
   for (const auto& row : rows) json.add(row);
   json.close();
@@ -288,15 +283,21 @@ std::string shard_path(const std::string& out_dir, size_t shard) {
 void write_shard(const config::Sweep& s, const std::string& out_dir, size_t shard, size_t shards,
                  const std::vector<std::string>& lines) {
   const auto [first, count] = shard_range(s.cases, shard, shards);
-  std::string text = report::record_line({{"sweep", s.path},
-                                          {"fingerprint", s.fingerprint},
-                                          {"shard", static_cast<int64_t>(shard)},
-                                          {"shards", static_cast<int64_t>(shards)},
-                                          {"first", static_cast<int64_t>(first)},
-                                          {"count", static_cast<int64_t>(count)}}) +
+  std::string text = report::record_line([&](report::FieldSink& f) {
+                       f.text("sweep", s.path);
+                       f.text("fingerprint", s.fingerprint);
+                       f.integer("shard", static_cast<int64_t>(shard));
+                       f.integer("shards", static_cast<int64_t>(shards));
+                       f.integer("first", static_cast<int64_t>(first));
+                       f.integer("count", static_cast<int64_t>(count));
+                     }) +
                      "\n";
   for (const std::string& line : lines) text += line + "\n";
-  text += report::record_line({{"complete", true}, {"rows", static_cast<int64_t>(lines.size())}}) + "\n";
+  text += report::record_line([&](report::FieldSink& f) {
+            f.boolean("complete", true);
+            f.integer("rows", static_cast<int64_t>(lines.size()));
+          }) +
+          "\n";
   std::error_code ec;
   fs::create_directories(out_dir + "/shards", ec);
   report::write_file_atomically(shard_path(out_dir, shard), text);
@@ -304,16 +305,9 @@ void write_shard(const config::Sweep& s, const std::string& out_dir, size_t shar
 
 namespace {
 
-const JsonScalar* find(const JsonFields& f, const std::string& key) {
-  for (const auto& [k, v] : f) {
-    if (k == key) return &v;
-  }
-  return nullptr;
-}
-
-bool int_is(const JsonFields& f, const std::string& key, size_t want) {
-  const JsonScalar* v = find(f, key);
-  return v != nullptr && std::holds_alternative<int64_t>(*v) && std::get<int64_t>(*v) == static_cast<int64_t>(want);
+bool int_is(const report::RecordValues& f, const std::string& key, size_t want) {
+  const int64_t* v = f.find_integer(key);
+  return v != nullptr && *v == static_cast<int64_t>(want);
 }
 
 // Why shard `shard` cannot be merged, or "" when its rows were appended to `rows`.
@@ -326,22 +320,22 @@ std::string read_shard(const config::Sweep& s, const std::string& path, size_t s
   const auto [first, count] = shard_range(s.cases, shard, shards);
   try {
     if (lines.size() < 2) return "incomplete: " + path + " has " + std::to_string(lines.size()) + " line(s)";
-    const JsonFields head = report::parse_record_line(lines.front(), path);
-    JsonFields tail;
+    report::RecordValues head, tail;
+    report::replay_record_line(lines.front(), path, head);
     try {
-      tail = report::parse_record_line(lines.back(), path);
+      report::replay_record_line(lines.back(), path, tail);
     } catch (const common::ConfigError&) {
       return "incomplete: " + path + " ends in the middle of a line";
     }
-    const JsonScalar* fp = find(head, "fingerprint");
-    if (fp == nullptr || *fp != JsonScalar(s.fingerprint)) {
+    const std::string* fp = head.find_text("fingerprint");
+    if (fp == nullptr || *fp != s.fingerprint) {
       return "from another version of " + s.path + " (" + path + "): run the sweep again";
     }
     if (!int_is(head, "shard", shard) || !int_is(head, "shards", shards) || !int_is(head, "first", first) ||
         !int_is(head, "count", count)) {
       return "names another range of cases (" + path + ")";
     }
-    if (find(tail, "complete") == nullptr || !int_is(tail, "rows", count) || lines.size() != count + 2) {
+    if (!tail.has("complete") || !int_is(tail, "rows", count) || lines.size() != count + 2) {
       return "incomplete: " + path + " has " + std::to_string(lines.size() - 1) + " of " + std::to_string(count) +
              " rows and no end line";
     }

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "engine/common/error.hpp"
-#include "engine/report/search_io.hpp"
+#include "engine/report/record_fields.hpp"
 #include "engine/report/text_file.hpp"
 #include "tools/child_process.hpp"
 #include "tools/cli_options.hpp"
@@ -12,8 +12,6 @@
 namespace simumax::tools {
 
 namespace fs = std::filesystem;
-using report::JsonFields;
-using report::JsonScalar;
 
 void add_slurm_options(CLI::App& sub, SlurmArgs& a) {
   sub.add_option("--shards", a.shards, "--slurm: array tasks, each running a contiguous share of the cases "
@@ -36,14 +34,6 @@ std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
-}
-
-template <typename T>
-const T* get(const JsonFields& f, const std::string& key) {
-  for (const auto& [k, v] : f) {
-    if (k == key) return std::get_if<T>(&v);
-  }
-  return nullptr;
 }
 
 std::string trimmed(std::string s) {
@@ -75,18 +65,18 @@ SlurmPlan read_plan(const std::string& out_dir) {
   if (!fs::is_regular_file(path, ec)) {
     throw common::UsageError(out_dir + " is not the folder of a `sweep --slurm` (no " + path + ")");
   }
-  JsonFields f;
+  report::RecordValues f;
   try {
-    f = report::parse_record_line(first_line(path), path);
+    report::replay_record_line(first_line(path), path, f);
   } catch (const common::ConfigError& e) {
     throw common::UsageError(e.what());
   }
-  const std::string* sweep = get<std::string>(f, "sweep");
-  const std::string* fp = get<std::string>(f, "fingerprint");
-  const int64_t* cases = get<int64_t>(f, "cases");
-  const int64_t* shards = get<int64_t>(f, "shards");
-  const int64_t* max_cases = get<int64_t>(f, "max_cases");
-  const double* timeout = get<double>(f, "case_timeout_s");
+  const std::string* sweep = f.find_text("sweep");
+  const std::string* fp = f.find_text("fingerprint");
+  const int64_t* cases = f.find_integer("cases");
+  const int64_t* shards = f.find_integer("shards");
+  const int64_t* max_cases = f.find_integer("max_cases");
+  const double* timeout = f.find_number("case_timeout_s");
   if (!sweep || !fp || !cases || !shards || !max_cases || !timeout || *shards < 1 || *cases < *shards) {
     throw common::UsageError(path + ": not a plan written by `sweep --slurm` (a field is missing or wrong)");
   }
@@ -124,13 +114,15 @@ std::string submit_sweep(const config::Sweep& s, const std::string& out_dir, con
   for (const auto& e : fs::directory_iterator(out + "/shards", ec)) {
     if (e.path().extension() == ".jsonl") fs::remove(e.path(), ec);
   }
-  report::write_file_atomically(plan_path(out), report::record_line({{"sweep", s.path},
-                                                                     {"fingerprint", s.fingerprint},
-                                                                     {"cases", static_cast<int64_t>(s.cases)},
-                                                                     {"shards", static_cast<int64_t>(shards)},
-                                                                     {"max_cases", static_cast<int64_t>(a.max_cases)},
-                                                                     {"case_timeout_s", a.case_timeout_s}}) +
-                                                   "\n");
+  const std::string plan = report::record_line([&](report::FieldSink& f) {
+    f.text("sweep", s.path);
+    f.text("fingerprint", s.fingerprint);
+    f.integer("cases", static_cast<int64_t>(s.cases));
+    f.integer("shards", static_cast<int64_t>(shards));
+    f.integer("max_cases", static_cast<int64_t>(a.max_cases));
+    f.number("case_timeout_s", a.case_timeout_s);
+  });
+  report::write_file_atomically(plan_path(out), plan + "\n");
   const std::string script = out + "/slurm/job.sh";
   report::write_file_atomically(script, job_script(s, out, a, shards));
   std::vector<std::string> args = {"--parsable", "--array=0-" + std::to_string(shards - 1),

@@ -9,10 +9,9 @@
 #include <set>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
 #include "engine/common/error.hpp"
 #include "engine/report/chrome_trace_reader.hpp"
+#include "engine/report/summary.hpp"
 #include "engine/report/trace_file.hpp"
 
 namespace simumax::compare {
@@ -175,27 +174,11 @@ void read_trace(SimulatedRun& run, const RankChoice& choice, const KernelClassTa
   run.ops = our_ops(c, tasks, events, table);
 }
 
-std::optional<double> number(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
-  return j[key].get<double>();
-}
-
-void read_summary(SimulatedRun& run) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(report::read_maybe_gzip(run.summary_path));
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() quotes the file: never echo it.
-    throw common::ConfigError(run.summary_path, "", "invalid JSON at byte " + std::to_string(e.byte));
-  } catch (const nlohmann::json::exception&) {
-    throw common::ConfigError(run.summary_path, "", "invalid JSON: a number out of range");
-  }
-  if (!j.is_object() || !number(j, "step_time_ms")) {
-    throw common::ConfigError(run.summary_path, "", "not a simumax-sim summary.json: no number step_time_ms");
-  }
-  run.summary_step_ms = number(j, "step_time_ms");
-  run.peak_alloc_bytes = number(j, "peak_alloc_bytes_max");
-  run.peak_reserved_bytes = number(j, "peak_reserved_bytes_max");
+void read_run_summary(SimulatedRun& run) {
+  const report::Summary s = report::read_summary(run.summary_path);
+  run.summary_step_ms = s.step_time_ms;
+  run.peak_alloc_bytes = static_cast<double>(s.peak_alloc_bytes_max);
+  run.peak_reserved_bytes = s.peak_reserved_bytes_max;
 }
 
 }  // namespace
@@ -219,7 +202,7 @@ SimulatedRun load_simulated_run(const std::string& path, const RankChoice& choic
     run.trace_path = path;
   }
   if (!run.trace_path.empty()) read_trace(run, choice, table);
-  if (!run.summary_path.empty()) read_summary(run);
+  if (!run.summary_path.empty()) read_run_summary(run);
   return run;
 }
 

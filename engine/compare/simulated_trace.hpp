@@ -54,7 +54,8 @@ struct RankChoice {
 
 // `path` is a trace file, a summary.json, or a run folder holding trace.json (or trace.json.gz) and/or
 // summary.json. Throws ConfigError(path, "", what) when nothing usable is there, when the trace has no complete
-// events, or when the asked rank is not in the trace (the message lists the ranks that are).
+// events, or when the asked rank is not in the trace (the message lists the ranks that are); a summary.json is
+// read by report::read_summary (and refused as it refuses it).
 SimulatedRun load_simulated_run(const std::string& path, const RankChoice& choice, const KernelClassTable& table);
 
 }  // namespace simumax::compare

@@ -5,6 +5,7 @@
 #include "engine/common/error.hpp"
 #include "engine/common/logging.hpp"
 #include "engine/config/check_rules.hpp"
+#include "engine/config/schedule_layout.hpp"
 
 namespace simumax::config {
 
@@ -99,85 +100,10 @@ void check_sequence(const RuleContext& c) {
   }
 }
 
-// Why DualPipe cannot run this layout, or "" (DeepSeek's DualPipe.step asserts an even number of ranks and an
-// even number of micro-batches of at least twice the ranks; it runs two stages per rank, not virtual chunks).
-std::string dualpipe_refusal(const StrategyConfig& s) {
-  if (s.interleaving_size > 1) return fmt::format("interleaving_size is {}", s.interleaving_size);
-  if (s.pp_size % 2 != 0) return fmt::format("pp_size {} is odd", s.pp_size);
-  if (s.micro_batch_num % 2 != 0 || s.micro_batch_num < 2 * s.pp_size) {
-    return fmt::format("micro_batch_num {} is not an even number of at least 2 * pp_size = {}", s.micro_batch_num,
-                       2 * s.pp_size);
-  }
-  if (s.megatron_overlap_grad_reduce || s.megatron_overlap_param_gather) {
-    return "megatron_overlap_grad_reduce or megatron_overlap_param_gather is on, which is not modelled with it";
-  }
-  return "";
-}
-
-// Why Megatron's combined 1F1B cannot run this layout, or "". Megatron's TransformerConfig.__post_init__ asserts
-// expert_model_parallel_size > 1, no full recompute and no moe_shared_expert_overlap with
-// overlap_moe_expert_parallel_comm, and a virtual pipeline when pipeline_model_parallel_size > 1; we model the
-// pp 1 schedule (combined_1f1b.py combined_1f1b_schedule_for_no_pipelining).
-std::string combined_refusal(const StrategyConfig& s, const ModelConfig& m) {
-  if (s.pp_size > 1) {
-    return fmt::format("pp_size is {}; Megatron runs it with pp_size 1 or with a virtual pipeline, and only pp_size 1 "
-                       "is modelled",
-                       s.pp_size);
-  }
-  if (s.ep_size == 1 || m.expert_num <= 1) {
-    return fmt::format("ep_size is {} and expert_num {}: it hides expert-parallel all-to-alls, and Megatron asserts "
-                       "expert_model_parallel_size > 1",
-                       s.ep_size, m.expert_num);
-  }
-  if (s.recompute_granularity == RecomputeGranularity::kFullBlock && s.recompute_layer_num > 0) {
-    return "recompute_granularity is \"full_block\", and Megatron asserts no full recompute with it";
-  }
-  if (s.megatron_moe_shared_expert_overlap) {
-    return "megatron_moe_shared_expert_overlap is on, and Megatron asserts it off with it";
-  }
-  return "";
-}
-
-// The schedules this layout can run, quoted, for error messages.
-std::string legal_schedules(const StrategyConfig& s, const ModelConfig& m) {
-  std::vector<std::string> out = {"\"1f1b\""};
-  if (s.interleaving_size == 1) out.push_back("\"zb-h1\"");
-  if (dualpipe_refusal(s).empty()) out.push_back("\"dualpipe\"");
-  if (combined_refusal(s, m).empty()) out.push_back("\"combined-1f1b\"");
-  return fmt::format("{}", fmt::join(out, ", "));
-}
-
+// The strategy's schedule against the layouts its registry entry refuses (engine/schedule/registry.hpp).
 void check_schedule(const RuleContext& c) {
-  const StrategyConfig& s = c.st();
-  const int64_t vp = s.interleaving_size;
-  if (s.pipeline_schedule == PipelineSchedule::kZbH1 && vp > 1) {
-    c.strategy_error(
-        "pipeline_schedule",
-        fmt::format("\"zb-h1\" with interleaving_size {} is not modelled: ZB-H1 runs one model chunk per pipeline "
-                    "rank; with interleaving_size {} the legal choice is \"1f1b\" (interleaved 1F1B), or set "
-                    "interleaving_size 1 to use \"zb-h1\"",
-                    vp, vp));
-  }
-  if (s.pipeline_schedule == PipelineSchedule::kCombined1F1B) {
-    const std::string why = combined_refusal(s, c.md());
-    if (!why.empty()) {
-      c.strategy_error("pipeline_schedule",
-                       fmt::format("\"combined-1f1b\" cannot run this layout: {}; the legal choices for this layout "
-                                   "are {}",
-                                   why, legal_schedules(s, c.md())));
-    }
-  }
-  if (s.pipeline_schedule == PipelineSchedule::kDualPipe) {
-    const std::string why = dualpipe_refusal(s);
-    if (!why.empty()) {
-      c.strategy_error("pipeline_schedule",
-                       fmt::format("\"dualpipe\" cannot run this layout: {}; DualPipe holds stages r and "
-                                   "pp_size - 1 - r on rank r and feeds half the micro-batches from each end, so it "
-                                   "needs an even pp_size, an even micro_batch_num of at least 2 * pp_size and "
-                                   "interleaving_size 1; the legal choices for this layout are {}",
-                                   why, legal_schedules(s, c.md())));
-    }
-  }
+  const std::string why = schedule::refusal(c.st().pipeline_schedule, schedule_layout(c.st(), &c.md()));
+  if (!why.empty()) c.strategy_error("pipeline_schedule", why);
 }
 
 void check_vpp(const RuleContext& c) {

@@ -7,20 +7,11 @@
 
 #include "engine/common/logging.hpp"
 #include "engine/config/config_parsers.hpp"
+#include "engine/schedule/registry.hpp"
 
 namespace simumax::config {
 
 const char* to_string(Fidelity f) { return f == Fidelity::kSimuMax ? "simumax" : "megatron"; }
-
-const char* to_string(PipelineSchedule p) {
-  switch (p) {
-    case PipelineSchedule::k1F1B: return "1f1b";
-    case PipelineSchedule::kZbH1: return "zb-h1";
-    case PipelineSchedule::kDualPipe: return "dualpipe";
-    case PipelineSchedule::kCombined1F1B: return "combined-1f1b";
-  }
-  return "?";
-}
 
 bool StrategyConfig::version_at_least(const Version& have, const Version& threshold) {
   if (!have || !threshold) return false;
@@ -138,11 +129,8 @@ void read_pipeline_and_memory(ObjectReader& r, StrategyConfig& s) {
   s.microbatch_group_size_per_vp_stage = r.optional_int("microbatch_group_size_per_vp_stage", Sign::kPositive);
   s.pp_comm_async = r.bool_or("pp_comm_async", true);
   {
-    const std::vector<std::string> names = {to_string(PipelineSchedule::k1F1B), to_string(PipelineSchedule::kZbH1),
-                                            to_string(PipelineSchedule::kDualPipe),
-                                            to_string(PipelineSchedule::kCombined1F1B)};
-    const std::string name = r.choice_or("pipeline_schedule", names.front(), names);
-    s.pipeline_schedule = static_cast<PipelineSchedule>(std::find(names.begin(), names.end(), name) - names.begin());
+    const std::vector<std::string> names = schedule::names();
+    s.pipeline_schedule = r.choice_or("pipeline_schedule", names.front(), names);
   }
   s.enable_straggler_model = r.bool_or("enable_straggler_model", true);
   s.zero_state = r.int_or("zero_state", 1, Sign::kNonNegative);

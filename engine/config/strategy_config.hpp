@@ -15,14 +15,6 @@ enum class RecomputeGranularity { kNone, kFullBlock, kAttnOnly, kMlpOnly, kSdpOn
 // calibration). kSimuMax: SimuMax v1.2's analytical model, bit for bit (the parity test runs it).
 enum class Fidelity { kMegatron, kSimuMax };
 const char* to_string(Fidelity f);
-// The pipeline schedule (docs/schedules.md): "1f1b", Megatron's 1F1B (interleaved when interleaving_size > 1),
-// "zb-h1", zero-bubble H1 (Qi et al. 2024), the backward split into input and weight gradients, or "dualpipe",
-// DeepSeek-V3's bidirectional pipeline (each rank holds two mirrored stages), or "combined-1f1b", Megatron's
-// combined 1F1B (--overlap-moe-expert-parallel-comm --delay-wgrad-compute): one micro-batch's forward and another's
-// backward merged layer by layer so that each one's EP all-to-alls hide behind the other's compute.
-enum class PipelineSchedule { k1F1B, kZbH1, kDualPipe, kCombined1F1B };
-const char* to_string(PipelineSchedule p);
-
 // A version such as "2.11.0" parsed SimuMax's way: the first three runs of digits, zero-padded.
 // Absent (nullopt) means "feature disabled".
 using Version = std::optional<std::vector<int>>;
@@ -57,7 +49,8 @@ struct StrategyConfig {
   int64_t interleaving_size = 1;
   std::optional<int64_t> microbatch_group_size_per_vp_stage;  // None -> pp_size when vp > 1
   bool pp_comm_async = true;
-  PipelineSchedule pipeline_schedule = PipelineSchedule::k1F1B;  // ours, beyond SimuMax's schema
+  // Ours, beyond SimuMax's schema: a registered schedule's name (engine/schedule/registry.hpp, docs/schedules.md).
+  std::string pipeline_schedule = "1f1b";
   bool enable_straggler_model = true;
   int64_t zero_state = 1;
   double attention_sparse_ratio = 0.0;

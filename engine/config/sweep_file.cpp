@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "engine/common/error.hpp"
+#include "engine/common/split_text.hpp"
 #include "engine/config/config_parsers.hpp"
 
 namespace simumax::config {
@@ -57,12 +58,7 @@ std::string fingerprint(const std::string& text) {
 
 std::vector<std::string> split_key(const std::string& key) {
   std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', start)) {
-    out.push_back(key.substr(start, dot - start));
-    start = dot + 1;
-  }
-  out.push_back(key.substr(start));
+  for (std::string_view part : common::split(key, '.')) out.emplace_back(part);
   return out;
 }
 

@@ -70,7 +70,7 @@ GroupInfo group_info(const config::StrategyConfig& st, const Nets& nets, CommGro
 
 OpCost cost_op(const config::Scenario& s, const Nets& nets, const model::Op& op) {
   OpCost c;
-  for (int p = 0; p < model::kNumPasses; ++p) {
+  for (int p = 0; p < schedule::kNumOpPasses; ++p) {
     const KernelTime k = kernel_time(s.system, op.work[p], s.strategy.fidelity);
     if (!std::isfinite(k.seconds)) unusable_efficiency(s, op.work[p]);
     c.seconds[p] = k.seconds;

@@ -22,10 +22,10 @@ struct CommCost {
 };
 
 struct OpCost {
-  std::array<double, model::kNumPasses> seconds{};   // kernel time of fwd / bwd-act / bwd-weight
-  std::array<bool, model::kNumPasses> table_hit{};
-  std::array<bool, model::kNumPasses> interpolated{};  // a table miss priced from the nearest shapes (megatron)
-  std::array<std::vector<CommCost>, model::kNumPasses> comm;
+  std::array<double, schedule::kNumOpPasses> seconds{};   // kernel time of F / B / W (schedule::op_pass_index)
+  std::array<bool, schedule::kNumOpPasses> table_hit{};
+  std::array<bool, schedule::kNumOpPasses> interpolated{};  // a table miss priced from the nearest shapes (megatron)
+  std::array<std::vector<CommCost>, schedule::kNumOpPasses> comm;
   double recompute_seconds = 0;           // kernel time replayed in the backward
   bool recompute_comm = false;            // the replay repeats comm[forward]
   bool tp_overlap = false;                // TP collectives run alongside their pass's kernel (tp-comm-overlap)

@@ -126,8 +126,8 @@ void FlowPool::close() {
 
 class SimRun {
  public:
-  SimRun(const graph::TaskGraph& g, RankHosts hosts, std::optional<platform::PlatformSpec> reference)
-      : g_(g), hosts_(std::move(hosts)), reference_(std::move(reference)) {}
+  SimRun(const graph::TaskGraph& g, RankHosts hosts, const SimOptions& o)
+      : g_(g), hosts_(std::move(hosts)), reference_(o.spec), sink_(o.sink), keep_(o.keep_timeline) {}
 
   Timeline run(sg4::Engine& engine);
   uint64_t flows_started() const { return flows_started_; }
@@ -154,6 +154,8 @@ class SimRun {
     std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
   const FlowPlan& plan_of(const graph::Task& t);
+  double start_of(uint32_t task) const { return keep_ ? tl_.start[task] : net_start_.at(task); }
+  std::string stuck_tasks() const;
   void start(uint32_t task, double now);
   void finish(uint32_t task, double now);
   void send_flows(uint32_t task);
@@ -166,6 +168,9 @@ class SimRun {
   const graph::TaskGraph& g_;
   RankHosts hosts_;
   std::optional<platform::PlatformSpec> reference_;  // the fabric flows are sized on (see build_plan)
+  TaskSink* sink_;
+  bool keep_;  // fill tl_.start / tl_.end; without, net_start_ keeps what the run itself needs
+  std::unordered_map<uint32_t, double> net_start_;  // !keep_: start of each network task not ended yet
   detail::LinkTracker links_;
   Timeline tl_;
   std::vector<uint32_t> counter_;  // predecessors left until the task starts; then its flows in flight
@@ -196,17 +201,21 @@ const FlowPlan& SimRun::plan_of(const graph::Task& t) {
 }
 
 void SimRun::start(uint32_t task, double now) {
-  tl_.start[task] = now;
+  if (keep_) tl_.start[task] = now;
+  if (sink_) sink_->started(task, now);
   const graph::Task& t = g_.tasks[task];
   if (t.network && t.group != graph::kNoGroup) {
     const FlowSizing sizing = size_flows(t, plan_of(t));
+    if (!keep_) net_start_.emplace(task, now);
     if (sizing.bytes > 0) return push(now + sizing.wait_s, task | kFlowsBit);
   }
   push(now + t.seconds, task);
 }
 
 void SimRun::finish(uint32_t task, double now) {
-  tl_.end[task] = now;
+  if (keep_) tl_.end[task] = now;
+  if (!keep_ && g_.tasks[task].network) net_start_.erase(task);
+  if (sink_) sink_->ended(task, now);
   tl_.makespan = std::max(tl_.makespan, now);
   ++completed_;
   for (uint32_t i = g_.succ_offsets[task]; i < g_.succ_offsets[task + 1]; ++i) {
@@ -304,7 +313,7 @@ void SimRun::on_flow_done(uintptr_t code) {
   const double now = sg4::Engine::get_clock();
   const FlowSizing sizing = size_flows(t, plan);  // the flows were sent after the task's wait (see start)
   links_.flow_ended(plan.links.data() + plan.link_offsets[flow], plan.link_offsets[flow + 1] - plan.link_offsets[flow],
-                    static_cast<double>(sizing.bytes), tl_.start[task] + sizing.wait_s, now);
+                    static_cast<double>(sizing.bytes), start_of(task) + sizing.wait_s, now);
   --live_flows_;
   if (--counter_[task] == 0) finish(task, now);
   drain();
@@ -314,8 +323,10 @@ void SimRun::on_flow_done(uintptr_t code) {
 Timeline SimRun::run(sg4::Engine& engine) {
   const size_t n = g_.size();
   tl_.executor = "sim";
-  tl_.start.assign(n, -1.0);  // -1: not started / not ended, for the stuck-task report
-  tl_.end.assign(n, -1.0);
+  if (keep_) {
+    tl_.start.assign(n, -1.0);  // -1: not started / not ended, for the stuck-task report
+    tl_.end.assign(n, -1.0);
+  }
   counter_.assign(g_.in_degree.begin(), g_.in_degree.end());
   pool_.emplace(hosts_.gpu);
   // NetworkAction (an internal class, only declared in the installed headers) derives from Action alone.
@@ -336,20 +347,35 @@ Timeline SimRun::run(sg4::Engine& engine) {
   engine.run();
   graveyard_.clear();
   if (completed_ != n) {
-    std::string stuck;
-    int listed = 0;
-    for (uint32_t t = 0; t < n && listed < 5; ++t) {
-      if (tl_.end[t] >= 0) continue;
-      const graph::Task& task = g_.tasks[t];
-      stuck += (listed++ ? ", " : "") + (task.name < g_.names.size() ? g_.names[task.name] : std::string("?")) + " (#" +
-               std::to_string(t) + (counter_[t] > 0 && tl_.start[t] < 0 ? ", never started)" : ")");
-    }
     throw common::InternalError("sim: " + std::to_string(n - completed_) + " of " + std::to_string(n) +
-                                " tasks never completed (a cycle in the task graph?), e.g. " + stuck);
+                                " tasks never completed (a cycle in the task graph?), e.g. " + stuck_tasks());
   }
   tl_.links = links_.usage(tl_.makespan);
   tl_.link_bucket_seconds = links_.series_bucket_seconds();
   return std::move(tl_);
+}
+
+// A few tasks that never ended. Without the timeline: once SimGrid has nothing left to run every timer has
+// fired, so a task not ended either has predecessors left (never started) or is a network task in net_start_.
+std::string SimRun::stuck_tasks() const {
+  std::vector<bool> ended;
+  if (!keep_) {
+    ended.assign(g_.size(), true);
+    for (uint32_t t = 0; t < g_.size(); ++t) {
+      if (counter_[t] > 0 || net_start_.count(t)) ended[t] = false;
+    }
+  }
+  std::string stuck;
+  int listed = 0;
+  for (uint32_t t = 0; t < g_.size() && listed < 5; ++t) {
+    const bool done = keep_ ? tl_.end[t] >= 0 : ended[t];
+    if (done) continue;
+    const bool started = keep_ ? tl_.start[t] >= 0 : net_start_.count(t) > 0;
+    const graph::Task& task = g_.tasks[t];
+    stuck += (listed++ ? ", " : "") + (task.name < g_.names.size() ? g_.names[task.name] : std::string("?")) + " (#" +
+             std::to_string(t) + (counter_[t] > 0 && !started ? ", never started)" : ")");
+  }
+  return stuck;
 }
 
 constexpr size_t kMaxTasks = size_t{1} << 31;  // event codes keep one bit for "send the flows"
@@ -362,7 +388,7 @@ Timeline run_sim_in_process(const graph::TaskGraph& graph, const SimOptions& opt
   detail::LoadedPlatform loaded = detail::load_platform(graph, options);
   const auto wall_loaded = std::chrono::steady_clock::now();
 
-  SimRun run(graph, std::move(loaded.hosts), options.spec);
+  SimRun run(graph, std::move(loaded.hosts), options);
   Timeline tl = run.run(*loaded.engine);
   const auto wall_end = std::chrono::steady_clock::now();
   common::logger("sim")->info(

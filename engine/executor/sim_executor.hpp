@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/executor/task_sink.hpp"
 #include "engine/executor/timeline.hpp"
 #include "engine/graph/task_graph.hpp"
 #include "engine/platform/platform_spec.hpp"
@@ -23,6 +24,12 @@ struct SimOptions {
   // A platform_xml_path needs one of the two.
   int64_t gpus_per_node = 0;
   bool log_simgrid = false;  // false: SimGrid's own log is silenced (critical messages only)
+  // Told every task's start and end as the run goes, in date order (TaskSink's contract); null: none. It must
+  // outlive the call.
+  TaskSink* sink = nullptr;
+  // false: the returned Timeline has no start/end arrays (16 bytes a task saved; makespan, executor and links
+  // are still set), for a run whose per-task times only a sink needs.
+  bool keep_timeline = true;
 };
 
 // Runs `graph` on the platform and returns when each task started and ended (executor = "sim"), and what

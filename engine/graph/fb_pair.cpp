@@ -27,7 +27,7 @@ std::pair<int, int> all_to_all_ops(const model::OpList& ops) {
 }
 
 // Where op `op`'s step of `kind` sits in `steps` (its pass, not a recompute replay).
-int position(const std::vector<model::MemStep>& steps, int op, model::StepKind kind) {
+int position(const std::vector<model::MemStep>& steps, int op, schedule::Pass kind) {
   for (size_t s = 0; s < steps.size(); ++s) {
     if (steps[s].op == op && steps[s].kind == kind) return static_cast<int>(s);
   }
@@ -64,7 +64,7 @@ Cuts cuts(const model::Block& blk, const std::vector<model::MemStep>* fwd, const
   if (fwd) {
     const int n = static_cast<int>(fwd->size());
     c.first = static_cast<int>(std::find_if(fwd->begin(), fwd->end(), in_mlp) - fwd->begin()) - 1;
-    c.second = c.dispatch >= 0 ? position(*fwd, c.combine, model::StepKind::kForward) : n - 1;
+    c.second = c.dispatch >= 0 ? position(*fwd, c.combine, schedule::Pass::kForward) : n - 1;
     c.a2a = c.dispatch >= 0 && c.first >= 0 && c.second > c.first;
     if (c.dispatch >= 0 && !c.a2a) c.first = n - 1, c.second = n - 1;
     return c;
@@ -72,15 +72,15 @@ Cuts cuts(const model::Block& blk, const std::vector<model::MemStep>* fwd, const
   const auto& in = sp->input_grad;
   const int n = static_cast<int>(in.size());
   if (c.dispatch >= 0) {
-    c.first = position(in, c.combine, model::StepKind::kInputGrad);
-    c.second = position(in, c.dispatch, model::StepKind::kInputGrad);
+    c.first = position(in, c.combine, schedule::Pass::kInputGrad);
+    c.second = position(in, c.dispatch, schedule::Pass::kInputGrad);
     c.a2a = c.first >= 0 && c.second > c.first;
   }
   if (!c.a2a) {
     // Through the last input gradient of an MLP op (backward order: the MLP's come first).
     c.first = -1, c.second = -1;
     for (int s = 0; s < n; ++s) {
-      if (in[static_cast<size_t>(s)].kind != model::StepKind::kRecompute && in_mlp(in[static_cast<size_t>(s)])) {
+      if (in[static_cast<size_t>(s)].kind != schedule::Pass::kRecompute && in_mlp(in[static_cast<size_t>(s)])) {
         c.second = s;
       }
     }

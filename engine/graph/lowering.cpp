@@ -120,18 +120,18 @@ class PipelineEmitter {
     std::vector<std::pair<uint32_t, uint32_t>> held;  // (lane, transfer)
     for (size_t i = 0; i < prog.steps.size(); ++i) {
       const ScheduleStep& step = prog.steps[i];
-      if (step.kind == StepKind::kForwardBackward) {
+      if (step.paired) {
         em_.pair(r, lanes, step.microbatch, step.chunk, step.b_microbatch, step.b_chunk);
-      } else if (step.kind != StepKind::kComm) {
-        em_.pass(step.kind, r, lanes, step.microbatch, step.chunk);
-        if (step.kind == StepKind::kWeightGrad) {
+      } else if (step.kind) {
+        em_.pass(*step.kind, r, lanes, step.microbatch, step.chunk);
+        if (step.kind == schedule::Pass::kWeightGrad) {
           for (const auto& [lane, id] : held) b_.also_wait(lane, id);
           held.clear();
         }
       } else if (async_ || prog.async_p2p) {
         size_t next = i + 1;
-        while (next < prog.steps.size() && prog.steps[next].kind == StepKind::kComm) ++next;
-        const bool before_w = next < prog.steps.size() && prog.steps[next].kind == StepKind::kWeightGrad;
+        while (next < prog.steps.size() && prog.steps[next].is_comm()) ++next;
+        const bool before_w = next < prog.steps.size() && prog.steps[next].kind == schedule::Pass::kWeightGrad;
         // Megatron's overlap_p2p_comm: receives are posted early and waited for by the compute that needs
         // them; sends leave as soon as their data exists and hold nothing up.
         for (uint32_t i = 0; i < step.num_comms; ++i) {
@@ -184,7 +184,7 @@ class PipelineEmitter {
       t.stream = kPpStream;
       t.pattern = CommPattern::kPeer;
       t.network = em_.network_comm();
-      t.pass = p.forward ? Pass::kForward : Pass::kBackward;
+      t.pass = p.forward ? schedule::Pass::kForward : schedule::Pass::kBackward;
       t.microbatch = p.microbatch;
       t.name = names_[p.forward ? 1 : 0];
       b_.add_detached(t);

@@ -176,8 +176,8 @@ void check_programs(const std::vector<Program>& programs, int mbc, int vp) {
   for (size_t r = 0; r < programs.size(); ++r) {
     std::map<std::pair<int, int>, int> fwd, bwd;
     for (const auto& step : programs[r].steps) {
-      if (step.kind == StepKind::kForward) ++fwd[{step.microbatch, step.chunk}];
-      if (step.kind == StepKind::kBackward) ++bwd[{step.microbatch, step.chunk}];
+      if (step.kind == schedule::Pass::kForward) ++fwd[{step.microbatch, step.chunk}];
+      if (step.kind == schedule::Pass::kBackward) ++bwd[{step.microbatch, step.chunk}];
     }
     EXPECT_EQ(fwd.size(), static_cast<size_t>(mbc * vp));
     EXPECT_EQ(bwd.size(), static_cast<size_t>(mbc * vp));

@@ -1,98 +1,27 @@
-// Pipeline schedules as per-stage programs: passes of (micro-batch, virtual chunk) and batches of point-to-point
-// transfers between them (Megatron's batched isend/irecv). A schedule is data: the lowering runs any program
-// without knowing which schedule wrote it (docs/schedules.md).
+// The pipeline schedule as the lowering sees it: the strategy's registered schedule (engine/schedule) and its
+// per-rank programs, under the names the graph stage uses.
 #pragma once
 
-#include <cstdint>
 #include <vector>
 
 #include "engine/config/strategy_config.hpp"
+#include "engine/schedule/program.hpp"
 
 namespace simumax::graph {
 
-// One transfer of a micro-batch's activation (forward) or gradient (backward) to the virtual stage `target`.
-// Both sides of a transfer name it identically, which is how the send meets its receive.
-struct P2p {
-  bool forward = true;
-  int32_t target = 0;  // virtual pipeline stage (chunk * pp + rank) that receives it
-  int32_t microbatch = 0;
-  int32_t sender = 0;  // pipeline rank
-  int32_t receiver = 0;
-  bool operator<(const P2p& o) const;
-  bool operator==(const P2p& o) const;
-};
+using schedule::P2p;
+using schedule::Program;
+using schedule::ScheduleStep;
+using schedule::Pass;
+using schedule::dualpipe;
+using schedule::interleaved_one_f_one_b;
+using schedule::one_f_one_b;
+using schedule::zb_h1;
 
-// The passes of a (micro-batch, chunk): F; the whole backward (each op's input and weight gradients back to back,
-// what 1F1B runs); or the backward split as zero-bubble schedules run it: B, the input gradients (with the
-// recompute and the collectives they need), whose result the previous stage waits for, and W, the weight
-// gradients, which nothing in the pipeline waits for. A program runs either the whole backward or B then W.
-// kForwardBackward is an overlapped F&B pair (docs/overlap.md): the forward of (microbatch, chunk) and the whole
-// backward of (b_microbatch, b_chunk) merged layer by layer, each one's EP all-to-alls beside the other's compute
-// (Megatron's combined 1F1B); either side may be absent (-1), the other then runs alone with the same layout.
-enum class StepKind : uint8_t { kForward, kBackward, kInputGrad, kWeightGrad, kComm, kForwardBackward };
-
-struct ScheduleStep {
-  StepKind kind = StepKind::kForward;
-  int32_t microbatch = 0;   // compute steps (kForwardBackward: the forward's, or -1)
-  int32_t chunk = 0;        // compute steps: virtual chunk on this rank
-  uint32_t first_comm = 0;  // comm steps: [first_comm, first_comm + num_comms) in Program::comms
-  uint32_t num_comms = 0;
-  int32_t b_microbatch = -1;  // kForwardBackward: the backward's micro-batch, or -1
-  int32_t b_chunk = 0;        // kForwardBackward: the backward's virtual chunk
-};
-
-// A comm step completes when all of its transfers have met their peers; each transfer starts when both
-// sides have reached the step that holds it.
-struct Program {
-  std::vector<ScheduleStep> steps;
-  std::vector<P2p> comms;
-  // Instead: each receive is posted at its step and waited for by the compute that needs it, and each send
-  // leaves once its data exists without holding its rank up (the zero-bubble runtime's isend/irecv; Megatron's
-  // overlap_p2p_comm does the same for every schedule).
-  bool async_p2p = false;
-  void compute(StepKind kind, int mb, int chunk) { steps.push_back({kind, mb, chunk, 0, 0, -1, 0}); }
-  // An overlapped F&B pair; f_mb or b_mb -1: that side is absent.
-  void pair(int f_mb, int f_chunk, int b_mb, int b_chunk) {
-    steps.push_back({StepKind::kForwardBackward, f_mb, f_chunk, 0, 0, b_mb, b_chunk});
-  }
-  void comm(std::initializer_list<const P2p*> batch);
-};
-
-// Megatron's non-interleaved 1F1B (warm-up, steady 1F1B, cool-down) with blocking send/recv, each transfer its
-// own step: in the steady state odd stages send before they receive and even stages receive first.
-// REQUIRES: pp >= 1, mbc >= 1.
-std::vector<Program> one_f_one_b(int pp, int mbc);
-
-// Megatron's interleaved 1F1B (virtual pipeline, `vp` chunks per rank) with batched p2p, micro-batches taken in
-// groups of `group` per chunk (microbatch_group_size_per_vp_stage). REQUIRES: pp >= 2, vp >= 2, group >= pp.
-std::vector<Program> interleaved_one_f_one_b(int pp, int vp, int mbc, int group);
-
-// ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, section 3.1): 1F1B's order and transfers with
-// each backward split into B and W; stage r runs the W of its j-th backward right after it only from j = r on,
-// deferring its first r W's to the end of the step, so B reaches the previous stage one W sooner while no
-// stage holds more micro-batches in flight than under 1F1B. Its transfers are asynchronous, as in the authors'
-// runtime (blocking ones would hold each B's send until the previous stage is done with its W).
-// REQUIRES: pp >= 1, mbc >= 1.
-std::vector<Program> zb_h1(int pp, int mbc);
-
-// DualPipe (DeepSeek-V3 technical report, section 3.2.1, and DeepSeek's DualPipe.step): rank r holds stage r
-// (chunk 0) and its mirror, stage pp - 1 - r (chunk 1); micro-batches 0 .. mbc/2 - 1 enter at rank 0 and run
-// the stages forward, mbc/2 .. mbc - 1 enter at rank pp - 1 and run them from the other end. Its eight parts
-// (warm-up forwards, F0F1, B1W1F1, the main F0B1F1B0, B1F1B0, B1B0, WB0, W) and batched blocking transfers
-// follow DualPipe's code; the backwards it runs zero-bubble are split into B and a W queued in order.
-// Each F&B pair runs its forward then its backward (not overlapped). REQUIRES: pp even, mbc even, mbc >= 2 pp.
-std::vector<Program> dualpipe(int pp, int mbc);
-
-// Megatron's combined 1F1B without pipelining (combined_1f1b.py, combined_1f1b_schedule_for_no_pipelining): the
-// forward of micro-batch 0 alone, then F(i + 1)&B(i) pairs, then the last backward alone, each as an overlapped
-// pair step (a lone side still runs its dispatch-backward all-to-all beside its MLP weight gradient).
-// REQUIRES: mbc >= 1.
-Program combined_one_f_one_b(int mbc);
-
-// The programs of the strategy's schedule (its one registration point).
+// The programs of the strategy's schedule, from its registry entry.
 // REQUIRES: config::check_scenario passed.
 std::vector<Program> schedule_programs(const config::StrategyConfig& st);
 // Whether the schedule splits backwards into B and W (the emitter then builds the split).
-bool splits_backward(config::PipelineSchedule p);
+bool splits_backward(const std::string& schedule_name);
 
 }  // namespace simumax::graph

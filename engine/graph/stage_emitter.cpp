@@ -61,28 +61,24 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
   params_used_.resize(b.num_ranks());
   // Task -> op references serve the traces of op-sized tasks; coarser tasks refer to blocks and chunks.
   if (o.granularity == Granularity::kOp) index_op_refs();
-  names_[0][0] = b_.name("chunk.fwd");
-  names_[0][1] = b_.name("embedding.fwd");
-  names_[0][2] = b_.name("layer.fwd");
-  names_[0][3] = b_.name("head.fwd");
-  names_[1][0] = b_.name("chunk.bwd");
-  names_[1][1] = b_.name("embedding.bwd");
-  names_[1][2] = b_.name("layer.bwd");
-  names_[1][3] = b_.name("head.bwd");
+  intern_names(schedule::Pass::kForward);
+  intern_names(schedule::Pass::kBackward);
   plan_overlap();
 }
 
-void StageEmitter::intern_names(StepKind kind) {
-  const char* const suffix = kind == StepKind::kInputGrad ? ".bwd_input" : ".bwd_weight";
+void StageEmitter::intern_names(schedule::Pass pass) {
+  const char* const suffix = pass == schedule::Pass::kForward     ? ".fwd"
+                             : pass == schedule::Pass::kBackward  ? ".bwd"
+                             : pass == schedule::Pass::kInputGrad ? ".bwd_input"
+                                                               : ".bwd_weight";
   const char* const what[4] = {"chunk", "embedding", "layer", "head"};
-  const int k = static_cast<int>(kind);
-  for (int w = 0; w < 4; ++w) names_[k][w] = b_.name(std::string(what[w]) + suffix);
+  for (int w = 0; w < 4; ++w) names_[names_row(pass)][w] = b_.name(std::string(what[w]) + suffix);
 }
 
 void StageEmitter::split_backward() {
   // Only schedules that split the backward pay for it: names, step lists and memory spans of B and W.
-  intern_names(StepKind::kInputGrad);
-  intern_names(StepKind::kWeightGrad);
+  intern_names(schedule::Pass::kInputGrad);
+  intern_names(schedule::Pass::kWeightGrad);
   split_.resize(m_.chunks.size());
   for (size_t ci = 0; ci < m_.chunks.size(); ++ci) {
     const auto& blocks = m_.chunks[ci].blocks;
@@ -110,7 +106,7 @@ void StageEmitter::index_op_refs() {
         const model::Op& op = (*blocks[k].ops)[o];
         const OpRef at{static_cast<int32_t>(ci), static_cast<int32_t>(k), static_cast<int32_t>(o)};
         op_where_[ci][&op] = at;
-        for (int p = 0; p < model::kNumPasses; ++p) {
+        for (int p = 0; p < schedule::kNumOpPasses; ++p) {
           for (size_t i = 0; i < op.comm[p].size(); ++i) {
             OpRef c = at;
             c.work = static_cast<int8_t>(p);
@@ -214,7 +210,7 @@ void StageEmitter::op_forward(const std::vector<uint32_t>& lanes, const model::O
 void StageEmitter::op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                                 const model::MemStep& mem, Task base) {
   base.kind = TaskKind::kRecompute;
-  base.pass = Pass::kRecompute;
+  base.pass = schedule::Pass::kRecompute;
   if (oc.recompute_comm) comms_before(lanes, oc.comm[0], base);
   Task t = base;
   t.seconds = oc.recompute_seconds * ratio_;  // zero for a variance tail: its replay is free
@@ -231,7 +227,7 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
   const bool has_wgrad = oc.seconds[2] > 0 || !oc.comm[2].empty();
   // B alone (kInputGrad) runs the weight gradient's collectives (the gathered input it keeps) but leaves its
   // kernel, and what it keeps (mem.delta), to a kWeightGrad step.
-  const bool whole = mem.kind == model::StepKind::kBackward;
+  const bool whole = mem.kind == schedule::Pass::kBackward;
   for (int p = 1; p <= 2; ++p) {
     if (p == 2 && !has_wgrad) break;
     comms_before(lanes, oc.comm[p], base);
@@ -271,19 +267,19 @@ void StageEmitter::coarse(const std::vector<uint32_t>& lanes, Task t, double sec
   t.mem_peak_bytes = mem.peak;
   t.mem_delta_bytes = mem.delta;
   compute(lanes, t);
-  note_params(lanes, t.pass == Pass::kForward, t.microbatch, params.first, params.second);
+  note_params(lanes, t.pass == schedule::Pass::kForward, t.microbatch, params.first, params.second);
 }
 
-const model::MemSpan& StageEmitter::BlockMem::of(StepKind kind) const {
+const model::MemSpan& StageEmitter::BlockMem::of(schedule::Pass kind) const {
   switch (kind) {
-    case StepKind::kForward: return fwd;
-    case StepKind::kInputGrad: return input;
-    case StepKind::kWeightGrad: return weight;
+    case schedule::Pass::kForward: return fwd;
+    case schedule::Pass::kInputGrad: return input;
+    case schedule::Pass::kWeightGrad: return weight;
     default: return bwd;
   }
 }
 
-Task StageEmitter::compute_task(Pass pass, int mb, int vchunk) {
+Task StageEmitter::compute_task(schedule::Pass pass, int mb, int vchunk) {
   Task t;
   t.kind = TaskKind::kCompute;
   t.pass = pass;
@@ -292,24 +288,24 @@ Task StageEmitter::compute_task(Pass pass, int mb, int vchunk) {
   return t;
 }
 
-void StageEmitter::pass(StepKind kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
+void StageEmitter::pass(schedule::Pass kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
   const int ci = m_.compute_chunks[stage][vchunk];
   chunk_now_ = ci;
   const int layer0 = m_.first_layer[stage][vchunk];
   const auto& chunk = m_.chunks[ci];
-  const bool fwd = kind == StepKind::kForward;
-  if ((kind == StepKind::kInputGrad || kind == StepKind::kWeightGrad) && split_.empty()) split_backward();
-  const uint32_t* names = names_[static_cast<int>(kind)];
-  const Task base = compute_task(fwd ? Pass::kForward : Pass::kBackward, mb, vchunk);
+  const bool fwd = kind == schedule::Pass::kForward;
+  if ((kind == schedule::Pass::kInputGrad || kind == schedule::Pass::kWeightGrad) && split_.empty()) split_backward();
+  const uint32_t* names = names_[names_row(kind)];
+  const Task base = compute_task(fwd ? schedule::Pass::kForward : schedule::Pass::kBackward, mb, vchunk);
   // A chunk's or a layer's B leaves its parameters' gradients to its W.
   const auto params = [kind](std::pair<int64_t, int64_t> p) {
-    return kind == StepKind::kInputGrad ? std::pair<int64_t, int64_t>{0, 0} : p;
+    return kind == schedule::Pass::kInputGrad ? std::pair<int64_t, int64_t>{0, 0} : p;
   };
   if (options_.granularity == Granularity::kChunk) {
     const cost::ChunkCost& cc = c_.chunks[ci];
     const double seconds = fwd                             ? cc.fwd_seconds
-                           : kind == StepKind::kBackward   ? cc.bwd_seconds
-                           : kind == StepKind::kInputGrad  ? cc.bwd_seconds - cc.wgrad_seconds
+                           : kind == schedule::Pass::kBackward   ? cc.bwd_seconds
+                           : kind == schedule::Pass::kInputGrad  ? cc.bwd_seconds - cc.wgrad_seconds
                                                            : cc.wgrad_seconds;
     coarse(lanes, base, seconds, names[0], OpRef{ci}, chunk_mem_[ci].of(kind),
            params({chunk.params.dense_numel, chunk.params.moe_numel}));

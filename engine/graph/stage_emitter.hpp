@@ -24,8 +24,8 @@ class StageEmitter {
   // One compute step of a schedule program (kForward, kBackward, kInputGrad or kWeightGrad) for micro-batch `mb`
   // in virtual chunk `vchunk`. `lanes`: the graph ranks running this stage in lockstep (a TP group, or one
   // representative rank).
-  void pass(StepKind kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk);
-  // An overlapped F&B pair (StepKind::kForwardBackward, fb_pair.hpp): the forward of micro-batch `f_mb` in
+  void pass(schedule::Pass kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk);
+  // An overlapped F&B pair (ScheduleStep::paired, fb_pair.hpp): the forward of micro-batch `f_mb` in
   // virtual chunk `f_vchunk` and the backward of `b_mb` in `b_vchunk`, merged layer by layer; -1: that side is
   // absent. Op-sized tasks put the EP all-to-alls on the EP stream and the DAG overlaps them; coarser tasks get
   // the same time from cost::PairClock.
@@ -50,9 +50,9 @@ class StageEmitter {
   // The memory of one pass over a block or a chunk: forward, whole backward, B, W.
   struct BlockMem {
     model::MemSpan fwd, bwd, input, weight;
-    const model::MemSpan& of(StepKind kind) const;
+    const model::MemSpan& of(schedule::Pass kind) const;
   };
-  static Task compute_task(Pass pass, int mb, int vchunk);
+  static Task compute_task(schedule::Pass pass, int mb, int vchunk);
   void compute(const std::vector<uint32_t>& lanes, Task t);
   // A chunk- or layer-sized task on each lane, with its memory span and the parameters it touches.
   void coarse(const std::vector<uint32_t>& lanes, Task t, double seconds, uint32_t name, OpRef ref,
@@ -69,14 +69,14 @@ class StageEmitter {
   void comms_after(const std::vector<uint32_t>& lanes, const std::vector<cost::CommCost>& comms, const Task& base,
                    const model::MemStep& mem, bool hide = true);
   // One copy of block k of chunk ci at op granularity, in program order (shared experts where the plan says).
-  void emit_block(const std::vector<uint32_t>& lanes, int ci, size_t k, StepKind kind, const Task& t);
+  void emit_block(const std::vector<uint32_t>& lanes, int ci, size_t k, schedule::Pass kind, const Task& t);
   void emit_step(const std::vector<uint32_t>& lanes, const model::MemStep& step, const Task& t);
   // The shared-expert plan of each block, for op-sized tasks.
   void plan_overlap();
   static bool contention_on(const config::StrategyConfig& st, const cost::SmShares& shares);
   // One copy of a block, for layer-sized tasks, with what overlap adds (cost::ChunkCost::overlap_seconds, all
   // of the backward's in B).
-  double block_seconds(int ci, size_t k, StepKind kind) const;
+  double block_seconds(int ci, size_t k, schedule::Pass kind) const;
   void op_forward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                   const model::MemStep& mem, Task base);
   // The whole backward (mem.kind kBackward) or its input gradient alone (kInputGrad).
@@ -87,7 +87,9 @@ class StageEmitter {
   void op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                     const model::MemStep& mem, Task base);
   void index_op_refs();
-  void intern_names(StepKind kind);  // kInputGrad or kWeightGrad
+  // The chunk, embedding, layer and head task names of a pass (kForward, kBackward, kInputGrad or kWeightGrad).
+  void intern_names(schedule::Pass pass);
+  static int names_row(schedule::Pass pass) { return static_cast<int>(pass); }  // F, B, W, B+W: rows 0 to 3
   // B and W of every block (model::split_backward) and their memory, on the first B or W.
   void split_backward();
   uint32_t op_ref(const model::Op& op, int work);
@@ -126,7 +128,7 @@ class StageEmitter {
   double ratio_;
   std::vector<std::vector<BlockMem>> block_mem_;  // [chunk][block], one copy of the block
   std::vector<BlockMem> chunk_mem_;               // [chunk], the whole chunk
-  uint32_t names_[4][4] = {};  // [kForward, kBackward, kInputGrad, kWeightGrad][chunk, embedding, layer, head]
+  uint32_t names_[4][4] = {};  // [names_row(pass)][chunk, embedding, layer, head]
   std::vector<std::vector<model::SplitBackward>> split_;  // [chunk][block]; empty until a B or W is emitted
   std::vector<std::vector<std::pair<int64_t, int64_t>>> block_params_;  // [chunk][block]: dense, expert numel
   bool track_params_ = false;  // a DP overlap option is on

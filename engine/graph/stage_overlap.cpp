@@ -24,28 +24,29 @@ void StageEmitter::plan_overlap() {
   }
 }
 
-double StageEmitter::block_seconds(int ci, size_t k, StepKind kind) const {
+double StageEmitter::block_seconds(int ci, size_t k, schedule::Pass kind) const {
   const cost::ChunkCost& cc = c_.chunks[ci];
   const cost::BlockCost& bc = *cc.blocks[k];
   const auto extra = cc.overlap_seconds.empty() ? std::pair{0.0, 0.0} : cc.overlap_seconds[k];
   switch (kind) {
-    case StepKind::kForward: return bc.fwd_seconds + extra.first;
-    case StepKind::kInputGrad: return bc.bwd_seconds - bc.wgrad_seconds + extra.second;
-    case StepKind::kWeightGrad: return bc.wgrad_seconds;
+    case schedule::Pass::kForward: return bc.fwd_seconds + extra.first;
+    case schedule::Pass::kInputGrad: return bc.bwd_seconds - bc.wgrad_seconds + extra.second;
+    case schedule::Pass::kWeightGrad: return bc.wgrad_seconds;
     default: return bc.bwd_seconds + extra.second;
   }
 }
 
-void StageEmitter::emit_block(const std::vector<uint32_t>& lanes, int ci, size_t k, StepKind kind, const Task& t) {
+void StageEmitter::emit_block(const std::vector<uint32_t>& lanes, int ci, size_t k, schedule::Pass kind,
+                              const Task& t) {
   const model::Block& blk = m_.chunks[ci].blocks[k];
   const model::BlockProgram& prog = *blk.program;
-  const std::vector<model::MemStep>& steps = kind == StepKind::kForward     ? prog.forward
-                                             : kind == StepKind::kInputGrad  ? split_[ci][k].input_grad
-                                             : kind == StepKind::kWeightGrad ? split_[ci][k].weight
+  const std::vector<model::MemStep>& steps = kind == schedule::Pass::kForward     ? prog.forward
+                                             : kind == schedule::Pass::kInputGrad  ? split_[ci][k].input_grad
+                                             : kind == schedule::Pass::kWeightGrad ? split_[ci][k].weight
                                                                              : prog.backward;
   // W runs every weight gradient in order: the shared-expert plan moves B's steps, not W's.
   const SharedExpertOverlap& plan = shared_plans_[ci][k];
-  const bool planned = !plan.empty() && kind != StepKind::kWeightGrad;
+  const bool planned = !plan.empty() && kind != schedule::Pass::kWeightGrad;
   now_ = BlockNow{&blk, c_.chunks[ci].blocks[k].get(), planned ? &plan : nullptr, &steps};
   // Each recompute segment is replayed right before its own backward (Megatron's checkpointed regions).
   for (const auto& step : steps) {
@@ -57,11 +58,11 @@ void StageEmitter::emit_step(const std::vector<uint32_t>& lanes, const model::Me
   const model::Op& op = (*now_.block->ops)[step.op];
   const cost::OpCost& oc = now_.cost->ops[step.op];
   switch (step.kind) {
-    case model::StepKind::kForward: op_forward(lanes, op, oc, step, t); break;
-    case model::StepKind::kRecompute: op_recompute(lanes, op, oc, step, t); break;
-    case model::StepKind::kBackward:
-    case model::StepKind::kInputGrad: op_backward(lanes, op, oc, step, t); break;
-    case model::StepKind::kWeightGrad: op_weight_grad(lanes, op, oc, step, t); break;
+    case schedule::Pass::kForward: op_forward(lanes, op, oc, step, t); break;
+    case schedule::Pass::kRecompute: op_recompute(lanes, op, oc, step, t); break;
+    case schedule::Pass::kBackward:
+    case schedule::Pass::kInputGrad: op_backward(lanes, op, oc, step, t); break;
+    case schedule::Pass::kWeightGrad: op_weight_grad(lanes, op, oc, step, t); break;
   }
 }
 
@@ -78,8 +79,8 @@ void StageEmitter::comms_after(const std::vector<uint32_t>& lanes, const std::ve
     if (defer_ep_ && cost::is_ep_all_to_all(cc)) return;  // an overlapped pair issues it on the EP stream
     if (!cc.comm->before_compute && !overlapped_tp(cc)) comm(lanes, cc, base);
   };
-  const bool forward = mem.kind == model::StepKind::kForward;
-  const std::vector<int>* behind = (hide && now_.plan && mem.kind != model::StepKind::kRecompute)
+  const bool forward = mem.kind == schedule::Pass::kForward;
+  const std::vector<int>* behind = (hide && now_.plan && mem.kind != schedule::Pass::kRecompute)
                                        ? now_.plan->behind(mem.op, forward)
                                        : nullptr;
   auto next = comms.begin();

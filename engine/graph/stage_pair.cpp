@@ -29,12 +29,12 @@ void StageEmitter::pair(int stage, const std::vector<uint32_t>& lanes, int f_mb,
     side[s].present = true;
     side[s].ci = m_.compute_chunks[stage][vchunk[s]];
     side[s].layer0 = m_.first_layer[stage][vchunk[s]];
-    side[s].base = compute_task(s == 0 ? Pass::kForward : Pass::kBackward, mb[s], vchunk[s]);
+    side[s].base = compute_task(s == 0 ? schedule::Pass::kForward : schedule::Pass::kBackward, mb[s], vchunk[s]);
   }
   // Without EP all-to-alls on either side nothing overlaps: F then B, as the serial passes emit them.
   if (!has_all_to_all(side[0]) && !has_all_to_all(side[1])) {
-    if (side[0].present) pass(StepKind::kForward, stage, lanes, f_mb, f_vchunk);
-    if (side[1].present) pass(StepKind::kBackward, stage, lanes, b_mb, b_vchunk);
+    if (side[0].present) pass(schedule::Pass::kForward, stage, lanes, f_mb, f_vchunk);
+    if (side[1].present) pass(schedule::Pass::kBackward, stage, lanes, b_mb, b_vchunk);
     return;
   }
   const auto items = plan_pair(side[0].present ? &m_.chunks[side[0].ci] : nullptr,
@@ -111,14 +111,14 @@ double StageEmitter::step_seconds(const cost::OpCost& oc, const model::MemStep& 
   };
   const bool has_wgrad = oc.seconds[2] > 0 || !oc.comm[2].empty();
   switch (st.kind) {
-    case model::StepKind::kForward: return pass(oc.seconds[0], oc.comm[0], defer);
-    case model::StepKind::kRecompute:
+    case schedule::Pass::kForward: return pass(oc.seconds[0], oc.comm[0], defer);
+    case schedule::Pass::kRecompute:
       return oc.recompute_comm ? pass(oc.recompute_seconds, oc.comm[0], false) : oc.recompute_seconds;
-    case model::StepKind::kBackward:
+    case schedule::Pass::kBackward:
       return pass(oc.seconds[1], oc.comm[1], defer) + (has_wgrad ? pass(oc.seconds[2], oc.comm[2], false) : 0.0);
-    case model::StepKind::kInputGrad:
+    case schedule::Pass::kInputGrad:
       return pass(oc.seconds[1], oc.comm[1], defer) + (has_wgrad ? pass(0.0, oc.comm[2], false) : 0.0);
-    case model::StepKind::kWeightGrad: return (!has_wgrad && st.delta == 0) ? 0.0 : oc.seconds[2];
+    case schedule::Pass::kWeightGrad: return (!has_wgrad && st.delta == 0) ? 0.0 : oc.seconds[2];
   }
   return 0;
 }

@@ -15,7 +15,7 @@ void append_buckets(GraphBuilder& b, const std::vector<uint32_t>& members, int64
   Task task;
   task.kind = TaskKind::kDpComm;
   task.pattern = CommPattern::kRing;
-  task.pass = Pass::kStep;
+  task.pass = std::nullopt;
   task.seconds = t.seconds;
   task.latency_seconds = t.latency_seconds;
   task.group = b.group(members);
@@ -80,7 +80,7 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
   // over the model-parallel group also synchronises every rank before the optimizer.
   Task barrier;
   barrier.kind = TaskKind::kBarrier;
-  barrier.pass = Pass::kStep;
+  barrier.pass = std::nullopt;
   barrier.name = b_.name("pipeline_flush");
   std::vector<uint32_t> everyone(b_.num_ranks());
   for (uint32_t r = 0; r < b_.num_ranks(); ++r) {
@@ -115,7 +115,7 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
     const auto& e = cc.moe_dp;
     Task opt;
     opt.kind = TaskKind::kOptimizer;
-    opt.pass = Pass::kStep;
+    opt.pass = std::nullopt;
     opt.seconds = cc.optimizer.seconds;
     opt.name = b_.name("optimizer.step");
     for (const auto& g : groups[stage].dense) {
@@ -180,7 +180,7 @@ void StageEmitter::overlapped_buckets(const std::vector<uint32_t>& group, bool e
   Task task;
   task.kind = TaskKind::kDpComm;
   task.pattern = CommPattern::kRing;
-  task.pass = Pass::kStep;
+  task.pass = std::nullopt;
   task.stream = kDpStream;
   task.group = b_.group(group);
   task.rank = group.front();

@@ -3,9 +3,12 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "engine/schedule/pass.hpp"
 
 namespace simumax::graph {
 
@@ -45,14 +48,12 @@ enum Stream : uint8_t {
   kNumStreams = 5
 };
 
-enum class Pass : uint8_t { kNone, kForward, kBackward, kRecompute, kStep };
-
 // What a task computes in model terms, as indices into model::StepModel (for traces: FLOPs, bytes, shape key).
 struct OpRef {
   int32_t chunk = -1;  // StepModel::chunks
   int32_t block = -1;  // the chunk's blocks; -1: the whole chunk
   int32_t op = -1;     // the block's ops; -1: the whole block
-  int8_t work = -1;    // model::OpPass whose work or collective it is; -1: a whole block or chunk
+  int8_t work = -1;    // schedule::op_pass_index of the pass whose work or collective it is; -1: a block or chunk
   int16_t comm = -1;   // index into the op's comm[work]: the task is that collective; -1: the kernel
   auto key() const { return std::tuple(chunk, block, op, work, comm); }
 };
@@ -65,7 +66,9 @@ struct Task {
   uint32_t name = 0;           // index into TaskGraph::names
   TaskKind kind = TaskKind::kCompute;
   CommPattern pattern = CommPattern::kNone;
-  Pass pass = Pass::kNone;
+  // F, B+W or recompute: a B or W task carries kBackward (traces and summaries show the whole backward; its
+  // name says which half). None: the step's end (DP collectives, optimizer, barrier), outside every pass.
+  std::optional<schedule::Pass> pass;
   bool network = false;        // true: the sim executor sends it as flows that can contend on shared links
   int32_t microbatch = -1;
   int32_t layer = -1;          // global layer index, -1 outside layers

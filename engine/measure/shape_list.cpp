@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "engine/common/error.hpp"
+#include "engine/common/split_text.hpp"
 #include "engine/common/logging.hpp"
 #include "engine/model/step_model.hpp"
 
@@ -78,11 +79,8 @@ int64_t Shape::field(const std::string& name) const {
 
 std::vector<std::pair<std::string, std::string>> key_fields(const std::string& key) {
   std::vector<std::pair<std::string, std::string>> out;
-  size_t start = 0;
-  while (start <= key.size()) {
-    size_t end = key.find(',', start);
-    if (end == std::string::npos) end = key.size();
-    std::string part = key.substr(start, end - start);
+  for (std::string_view piece : common::split(key, ',')) {
+    std::string part(piece);
     const size_t first = part.find_first_not_of(' ');
     part = first == std::string::npos ? "" : part.substr(first);
     const size_t eq = part.find('=');
@@ -91,7 +89,6 @@ std::vector<std::pair<std::string, std::string>> key_fields(const std::string& k
                                part + "'");
     }
     out.emplace_back(part.substr(0, eq), part.substr(eq + 1));
-    start = end + 1;
   }
   return out;
 }

@@ -32,7 +32,7 @@ std::vector<std::string> misses(const config::Scenario& s) {
     for (size_t k = 0; k < m.chunks[ci].blocks.size(); ++k) {
       const auto& ops = *m.chunks[ci].blocks[k].ops;
       for (size_t o = 0; o < ops.size(); ++o) {
-        for (int p = 0; p < model::kNumPasses; ++p) {
+        for (int p = 0; p < schedule::kNumOpPasses; ++p) {
           const auto& w = ops[o].work[p];
           if (!w.shape_key.empty() && w.flops != 0 && !c.chunks[ci].blocks[k]->ops[o].table_hit[p]) {
             out.push_back(w.compute_op + ": " + w.shape_key);

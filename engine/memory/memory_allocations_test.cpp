@@ -16,7 +16,7 @@ struct Case {
   executor::Timeline tl;
 
   // A compute task of rank 0 running [start, end) on op `op` (its OpRef interned by hand).
-  void task(const char* name, graph::Pass pass, int mb, int layer, int op, int64_t peak, int64_t delta, double start,
+  void task(const char* name, schedule::Pass pass, int mb, int layer, int op, int64_t peak, int64_t delta, double start,
             double end) {
     graph::Task t;
     t.pass = pass;
@@ -27,7 +27,7 @@ struct Case {
     t.mem_delta_bytes = delta;
     t.name = static_cast<uint32_t>(g.names.size());
     g.names.push_back(name);
-    graph::OpRef r{0, 0, op, static_cast<int8_t>(pass == graph::Pass::kBackward ? 1 : 0)};
+    graph::OpRef r{0, 0, op, static_cast<int8_t>(pass == schedule::Pass::kBackward ? 1 : 0)};
     t.op_ref = static_cast<uint32_t>(g.op_refs.size());
     g.op_refs.push_back(r);
     g.tasks.push_back(t);
@@ -48,13 +48,13 @@ Case make_case() {
   rs.weight_bytes = 100;
   rs.grad_bytes = 50;
   c.g.rank_static = {rs};
-  c.task("op.fwd", graph::Pass::kForward, 0, 0, 0, 30, 20, 0, 1);
-  c.task("op.fwd", graph::Pass::kForward, 1, 0, 0, 30, 20, 1, 2);
-  c.task("op.dgrad", graph::Pass::kBackward, 0, 0, 0, 10, -20, 2, 3);
-  c.task("other.dgrad", graph::Pass::kBackward, 1, 5, 7, 0, -20, 3, 4);
-  c.task("op.fwd", graph::Pass::kForward, 2, 0, 0, 40, 40, 4, 5);
-  c.task("op.dgrad", graph::Pass::kBackward, 2, 0, 0, 0, -25, 5, 6);
-  c.task("op.dgrad", graph::Pass::kBackward, 2, 0, 0, 0, -15, 6, 7);
+  c.task("op.fwd", schedule::Pass::kForward, 0, 0, 0, 30, 20, 0, 1);
+  c.task("op.fwd", schedule::Pass::kForward, 1, 0, 0, 30, 20, 1, 2);
+  c.task("op.dgrad", schedule::Pass::kBackward, 0, 0, 0, 10, -20, 2, 3);
+  c.task("other.dgrad", schedule::Pass::kBackward, 1, 5, 7, 0, -20, 3, 4);
+  c.task("op.fwd", schedule::Pass::kForward, 2, 0, 0, 40, 40, 4, 5);
+  c.task("op.dgrad", schedule::Pass::kBackward, 2, 0, 0, 0, -25, 5, 6);
+  c.task("op.dgrad", schedule::Pass::kBackward, 2, 0, 0, 0, -15, 6, 7);
   // A collective the rank takes part in carries no memory events.
   graph::Task comm;
   comm.kind = graph::TaskKind::kTpComm;

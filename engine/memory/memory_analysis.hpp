@@ -25,6 +25,10 @@ struct RankMemory {
   double peak_seconds = 0;
   uint32_t peak_task = graph::kNoGroup;  // task running at the peak (kNoGroup: before any task)
   int64_t max_live_activation_bytes = 0;
+  // Forward caches other than the running one's live at the peak (SimuMax's cached_micro_batch_num: one per
+  // micro-batch and virtual chunk whose forward ended and whose backward has not): MemoryStream fills it,
+  // analyze_memory leaves 0.
+  int64_t cached_micro_batches = 0;
   std::vector<MemoryPoint> curve;     // when requested: allocated bytes after every change
 };
 

@@ -50,12 +50,12 @@ BlockProgram block_program(const std::vector<Op>& ops) {
     const int64_t held = held_in_forward(ops[i], first[i]);
     // Lead-in leaves take their hold before the op runs; an op's own hold comes after its forward.
     const int64_t before = ops[i].recompute_lead_in ? held : 0;
-    p.forward.push_back({static_cast<int>(i), StepKind::kForward, before + ops[i].act_fwd_peak, held});
+    p.forward.push_back({static_cast<int>(i), Pass::kForward, before + ops[i].act_fwd_peak, held});
   }
   int i = static_cast<int>(ops.size()) - 1;
   while (i >= 0) {
     if (!ops[i].recompute) {
-      p.backward.push_back({i, StepKind::kBackward, ops[i].act_bwd_peak, -ops[i].act_cache});
+      p.backward.push_back({i, Pass::kBackward, ops[i].act_bwd_peak, -ops[i].act_cache});
       --i;
       continue;
     }
@@ -63,11 +63,11 @@ BlockProgram block_program(const std::vector<Op>& ops) {
     int start = i;
     while (!first[start] && start > 0 && ops[start - 1].recompute) --start;
     for (int j = start; j <= i; ++j) {
-      p.backward.push_back({j, StepKind::kRecompute, ops[j].act_fwd_peak, replayed(ops[j], first[j])});
+      p.backward.push_back({j, Pass::kRecompute, ops[j].act_fwd_peak, replayed(ops[j], first[j])});
     }
     for (int j = i; j >= start; --j) {
       const int64_t held = held_in_forward(ops[j], first[j]) + replayed(ops[j], first[j]);
-      p.backward.push_back({j, StepKind::kBackward, ops[j].act_bwd_peak, -held});
+      p.backward.push_back({j, Pass::kBackward, ops[j].act_bwd_peak, -held});
     }
     i = start - 1;
   }
@@ -78,13 +78,13 @@ SplitBackward split_backward(const std::vector<Op>& ops, const BlockProgram& pro
   SplitBackward p;
   for (const MemStep& st : prog.backward) {
     MemStep b = st;
-    if (st.kind == StepKind::kBackward) {
+    if (st.kind == Pass::kBackward) {
       const Op& op = ops[static_cast<size_t>(st.op)];
       const int64_t keep = op.wgrad_keep_bytes;
-      b.kind = StepKind::kInputGrad;
+      b.kind = Pass::kInputGrad;
       b.delta += keep;
       if (keep != 0 || op.dense_numel + op.moe_numel != 0) {
-        p.weight.push_back({st.op, StepKind::kWeightGrad, op.act_bwd_peak, -keep});
+        p.weight.push_back({st.op, Pass::kWeightGrad, op.act_bwd_peak, -keep});
       }
     }
     p.input_grad.push_back(b);

@@ -9,13 +9,11 @@
 
 namespace simumax::model {
 
-// kBackward: the op's input and weight gradients back to back; split (zero-bubble schedules), its input gradient
-// (kInputGrad) and, later, its weight gradient (kWeightGrad).
-enum class StepKind : uint8_t { kForward, kRecompute, kBackward, kInputGrad, kWeightGrad };
-
 struct MemStep {
   int op = 0;            // index into the block's ops
-  StepKind kind = StepKind::kForward;
+  // kForward, kRecompute, kBackward (the op's B and W back to back) or, split (zero-bubble schedules), its
+  // kInputGrad and, later, its kWeightGrad.
+  Pass kind = Pass::kForward;
   int64_t peak = 0;      // transient bytes above the live activations while the step runs
   int64_t delta = 0;     // change of live activations when it ends
 };

@@ -30,7 +30,7 @@ std::vector<Op> ops_of(const std::vector<Spec>& specs) {
   return ops;
 }
 
-std::vector<int64_t> deltas(const std::vector<MemStep>& steps, StepKind kind) {
+std::vector<int64_t> deltas(const std::vector<MemStep>& steps, Pass kind) {
   std::vector<int64_t> out;
   for (const auto& st : steps) {
     if (st.kind == kind) out.push_back(st.delta);
@@ -62,9 +62,9 @@ const std::vector<Case> kCases = {
 TEST(MemoryWalk, SegmentsFollowSimuMaxStatuses) {
   for (const auto& c : kCases) {
     const BlockProgram p = block_program(ops_of(c.ops));
-    EXPECT_EQ(deltas(p.forward, StepKind::kForward), c.forward) << c.what;
-    EXPECT_EQ(deltas(p.backward, StepKind::kRecompute), c.replay) << c.what;
-    EXPECT_EQ(deltas(p.backward, StepKind::kBackward), c.backward) << c.what;
+    EXPECT_EQ(deltas(p.forward, Pass::kForward), c.forward) << c.what;
+    EXPECT_EQ(deltas(p.backward, Pass::kRecompute), c.replay) << c.what;
+    EXPECT_EQ(deltas(p.backward, Pass::kBackward), c.backward) << c.what;
     EXPECT_EQ(span_of(p.forward).delta + span_of(p.backward).delta, 0) << c.what;
   }
 }

@@ -6,12 +6,18 @@
 #include <string>
 #include <vector>
 
+#include "engine/schedule/pass.hpp"
+
 namespace simumax::model {
+
+// The pass vocabulary is the schedule stage's (engine/schedule/pass.hpp); the model's ops and memory steps say
+// their pass with it.
+using schedule::kNumOpPasses;
+using schedule::op_pass_index;
+using schedule::Pass;
 
 enum class Coll : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kP2p };
 enum class CommGroup : uint8_t { kTp, kCp, kEp, kEtp };
-enum class OpPass : uint8_t { kForward = 0, kBackwardAct = 1, kBackwardWeight = 2 };
-inline constexpr int kNumPasses = 3;
 
 const char* to_string(Coll c);
 const char* to_string(CommGroup g);
@@ -43,11 +49,11 @@ const char* to_string(OpType t);
 struct Op {
   std::string name;             // block-relative, e.g. "attn.linear_qkv"
   OpType type = OpType::kNorm;
-  std::array<PassWork, kNumPasses> work;
-  std::array<std::vector<Comm>, kNumPasses> comm;
+  std::array<PassWork, kNumOpPasses> work;
+  std::array<std::vector<Comm>, kNumOpPasses> comm;
   // Megatron fidelity: kernels Megatron-LM + TE launch beside this op that SimuMax's op list leaves out, one
   // entry per launch (the bytes it moves), per pass; timed as memory-bound kernels with a per-kernel floor.
-  std::array<std::vector<double>, kNumPasses> extra_kernel_bytes;
+  std::array<std::vector<double>, kNumOpPasses> extra_kernel_bytes;
   bool recompute = false;       // the forward is replayed in the backward
   bool variance = false;        // a recompute "tail": replay costs nothing (SimuMax's variance node)
   bool recompute_comm = false;  // the replay repeats the forward communication (TP/EP, never CP)

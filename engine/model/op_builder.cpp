@@ -29,7 +29,7 @@ OpBuilder::OpBuilder(const config::Scenario& s, int64_t padded_vocab)
       tp_(s.strategy.tp_size),
       sp_(s.strategy.enable_sequence_parallel) {}
 
-std::array<std::string, kNumPasses> OpBuilder::linear_keys(int64_t b, int64_t m, int64_t k, int64_t n) const {
+std::array<std::string, kNumOpPasses> OpBuilder::linear_keys(int64_t b, int64_t m, int64_t k, int64_t n) const {
   auto key = [](int64_t bb, int64_t mm, int64_t kk, int64_t nn, const char* layout, bool accumulate,
                 const char* out_dtype) {
     return "b=" + std::to_string(bb) + ", m=" + std::to_string(mm) + ", k=" + std::to_string(kk) +

@@ -83,7 +83,7 @@ class OpBuilder {
   // The main head: output layer (shared with the word embedding when tied) and loss.
   void output_head(std::vector<Op>& out, const std::string& prefix, int64_t seq_local, bool owns_weight) const;
   // SimuMax's GEMM shape keys of a linear with input [b, m, k] and n outputs: forward, grad-input, grad-weight.
-  std::array<std::string, kNumPasses> linear_keys(int64_t b, int64_t m, int64_t k, int64_t n) const;
+  std::array<std::string, kNumOpPasses> linear_keys(int64_t b, int64_t m, int64_t k, int64_t n) const;
   PassWork linear_work(int64_t flops, const std::string& key, double bytes) const;
   // A linear's op with its three GEMM passes (input [b, m, k] of `a`-byte elements, n outputs, `ob` output bytes;
   // SimuMax's bytes: input, weight, output, and the fp32 main-grad accumulation in the weight gradient, which

@@ -12,8 +12,8 @@ namespace simumax::model {
 
 namespace {
 
-void add(Op& op, OpPass pass, const std::vector<double>& kernels) {
-  auto& v = op.extra_kernel_bytes[static_cast<int>(pass)];
+void add(Op& op, Pass pass, const std::vector<double>& kernels) {
+  auto& v = op.extra_kernel_bytes[op_pass_index(pass)];
   v.insert(v.end(), kernels.begin(), kernels.end());
 }
 
@@ -48,13 +48,13 @@ void OpBuilder::megatron_arch_kernels(std::vector<Op>& out, size_t first) const 
     // weight; the bias gradient comes from its epilogue). Without gradient accumulation fusion every GEMM
     // weight does too, after TE wrote its wgrad to a fresh bf16 tensor (module/linear.py with
     // fuse_wgrad_accumulation=False) that lives until the hook has added it.
-    if (op.bias_numel > 0) add(op, OpPass::kBackwardWeight, {static_cast<double>(op.bias_numel) * (e + 8)});
+    if (op.bias_numel > 0) add(op, Pass::kWeightGrad, {static_cast<double>(op.bias_numel) * (e + 8)});
     if (op.type == OpType::kNorm && m_.normalization == config::Normalization::kLayerNorm) {
-      add(op, OpPass::kBackwardWeight, {static_cast<double>(op.dense_numel / 2) * (e + 8)});
+      add(op, Pass::kWeightGrad, {static_cast<double>(op.dense_numel / 2) * (e + 8)});
     }
     if (!is_gemm_linear(op) || st_.use_fused_grad_accumulation) continue;
     const int64_t weight = op.dense_numel - op.bias_numel + op.moe_numel;
-    add(op, OpPass::kBackwardWeight, {static_cast<double>(weight) * (e + 8)});
+    add(op, Pass::kWeightGrad, {static_cast<double>(weight) * (e + 8)});
     op.act_bwd_peak += weight * e_;
   }
 }
@@ -94,8 +94,8 @@ void OpBuilder::embedding_extras(Op& op, int64_t seq_chunk, int64_t s_out) const
     op.act_cache += mask;
     if (st_.megatron()) {
       const double x = static_cast<double>(mask * e_);
-      add(op, OpPass::kForward, {2 * x + static_cast<double>(mask)});
-      add(op, OpPass::kBackwardAct, {2 * x + static_cast<double>(mask)});
+      add(op, Pass::kForward, {2 * x + static_cast<double>(mask)});
+      add(op, Pass::kInputGrad, {2 * x + static_cast<double>(mask)});
     }
   }
 }
@@ -137,8 +137,8 @@ void OpBuilder::mtp_block(std::vector<Op>& out, int64_t seq_chunk, int64_t seq_l
     const double cat = static_cast<double>(2 * b * seq_local * h * e_);
     proj.act_fwd_peak += 2 * b * seq_local * h * e_;
     if (st_.megatron()) {
-      add(proj, OpPass::kForward, {2 * cat});
-      add(proj, OpPass::kBackwardAct, {2 * cat});
+      add(proj, Pass::kForward, {2 * cat});
+      add(proj, Pass::kInputGrad, {2 * cat});
     }
     if (tp_ > 1) {
       const double gathered = static_cast<double>(b * rows * h * e_);

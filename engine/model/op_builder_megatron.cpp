@@ -19,9 +19,9 @@ Op* find_op(std::vector<Op>& ops, size_t first, const std::string& name) {
   return nullptr;
 }
 
-void add(Op* op, OpPass pass, const std::vector<double>& kernels) {
+void add(Op* op, Pass pass, const std::vector<double>& kernels) {
   if (op == nullptr) return;
-  auto& v = op->extra_kernel_bytes[static_cast<int>(pass)];
+  auto& v = op->extra_kernel_bytes[op_pass_index(pass)];
   v.insert(v.end(), kernels.begin(), kernels.end());
 }
 
@@ -48,8 +48,8 @@ void OpBuilder::megatron_layer_kernels(std::vector<Op>& out, size_t first, int64
   const std::vector<double> bda_fwd = {3 * x + mask};
   std::vector<double> bda_bwd = {3 * x};
   if (mask > 0) bda_bwd.push_back(2 * x + mask);
-  add(attn_out, OpPass::kForward, bda_fwd);
-  add(attn_out, OpPass::kBackwardAct, bda_bwd);
+  add(attn_out, Pass::kForward, bda_fwd);
+  add(attn_out, Pass::kInputGrad, bda_bwd);
   if (mla) {
     megatron_mla_kernels(out, first, rows, x);
   } else {
@@ -66,21 +66,21 @@ void OpBuilder::megatron_layer_kernels(std::vector<Op>& out, size_t first, int64
     // for position_embedding_type "rope").
     Op* qkv = find_op(out, first, "attn.linear_qkv");
     if (m_.position_embedding == config::PositionEmbedding::kRope) {
-      add(qkv, OpPass::kForward, {2 * q, 2 * k});
-      add(qkv, OpPass::kBackwardAct, {2 * q, 2 * k});
+      add(qkv, Pass::kForward, {2 * q, 2 * k});
+      add(qkv, Pass::kInputGrad, {2 * q, 2 * k});
     }
-    add(qkv, OpPass::kForward, {2 * k, kTiny});
-    add(qkv, OpPass::kBackwardAct, {2 * (q + 2 * k)});
+    add(qkv, Pass::kForward, {2 * k, kTiny});
+    add(qkv, Pass::kInputGrad, {2 * (q + 2 * k)});
   }
   // Backward of the two RMSNorm/LayerNorm weights: TE's dgamma finalisation kernel, and the DDP hook's
   // main_grad.add_ (distributed_data_parallel.py, _make_backward_post_hook), since only the GEMM weights
   // accumulate into main_grad inside their kernel (gradient_accumulation_fusion).
-  add(find_op(out, first, "input_layernorm"), OpPass::kBackwardWeight, {kTiny, kTiny});
-  add(find_op(out, first, "pre_mlp_layernorm"), OpPass::kBackwardWeight, {kTiny, kTiny});
+  add(find_op(out, first, "input_layernorm"), Pass::kWeightGrad, {kTiny, kTiny});
+  add(find_op(out, first, "pre_mlp_layernorm"), Pass::kWeightGrad, {kTiny, kTiny});
   Op* mlp_out = find_op(out, first, "mlp.linear_fc2");
   if (mlp_out == nullptr) mlp_out = find_op(out, first, "mlp.unpermutation");
-  add(mlp_out, OpPass::kForward, bda_fwd);
-  add(mlp_out, OpPass::kBackwardAct, bda_bwd);
+  add(mlp_out, Pass::kForward, bda_fwd);
+  add(mlp_out, Pass::kInputGrad, bda_bwd);
   if (find_op(out, first, "mlp.router") != nullptr) megatron_moe_kernels(out, first, s_local);
 }
 
@@ -101,13 +101,13 @@ void OpBuilder::megatron_mla_kernels(std::vector<Op>& out, size_t first, double 
   const double q_pe = 2 * rows * n * pe * e;
   const double kv_rope = rows * (n * (2 * (qk + v) + (qk + pe) + v) + pe) * e;
   const double kv_down = 2 * rows * (kv_lora + pe) * e;
-  add(find_op(out, first, "attn.kv_layernorm"), OpPass::kForward, {2 * rows * kv_lora * e});
+  add(find_op(out, first, "attn.kv_layernorm"), Pass::kForward, {2 * rows * kv_lora * e});
   Op* core = find_op(out, first, "attn.core_attention");
-  add(core, OpPass::kForward, {q_pe, kv_rope, kTiny});
-  add(core, OpPass::kBackwardAct, {kv_rope, q_pe, kv_down});
-  add(find_op(out, first, "attn.linear_kv_down_proj"), OpPass::kBackwardAct, {3 * x});
+  add(core, Pass::kForward, {q_pe, kv_rope, kTiny});
+  add(core, Pass::kInputGrad, {kv_rope, q_pe, kv_down});
+  add(find_op(out, first, "attn.linear_kv_down_proj"), Pass::kInputGrad, {3 * x});
   for (const char* norm_name : {"attn.q_layernorm", "attn.kv_layernorm"}) {
-    add(find_op(out, first, norm_name), OpPass::kBackwardWeight, {kTiny, kTiny});
+    add(find_op(out, first, norm_name), Pass::kWeightGrad, {kTiny, kTiny});
   }
 }
 
@@ -124,8 +124,8 @@ void OpBuilder::megatron_moe_kernels(std::vector<Op>& out, size_t first, int64_t
   // all on [tokens, experts]. Backward: MoEAuxLossAutoScaler's ones and product, the aux-loss chain, gather,
   // top-k's scatter into zeros, softmax, the sum of the two logit gradients, the router weight's DDP hook (~15).
   Op* router = find_op(out, first, "mlp.router");
-  add(router, OpPass::kForward, repeat(scores, 23));
-  add(router, OpPass::kBackwardAct, repeat(scores, 15));
+  add(router, Pass::kForward, repeat(scores, 23));
+  add(router, Pass::kInputGrad, repeat(scores, 15));
   // token_dispatcher.py MoEAlltoAllTokenDispatcher.preprocess: ~6 small reductions and copies, the gather of
   // every rank's token counts over the EP group (a collective of a few hundred bytes), the device-to-host copies
   // of the splits and one host synchronisation before the EP all-to-all (_maybe_dtoh_and_synchronize): the
@@ -135,27 +135,27 @@ void OpBuilder::megatron_moe_kernels(std::vector<Op>& out, size_t first, int64_t
   // (two launches, a copy of every routed token) and of the probabilities.
   Op* perm = find_op(out, first, "mlp.permutation");
   const bool sorted = m_.expert_num / st_.ep_size > 1 && st_.ep_size > 1;
-  add(perm, OpPass::kForward, repeat(kTiny, 6 + 1 + 1 + 1));
-  add(perm, OpPass::kForward, {scores / 2, kTiny});
-  add(perm, OpPass::kForward, repeat(kTiny, 2 * (3 + 1 + 1)));
-  if (sorted) add(perm, OpPass::kForward, {routed, routed, kTiny, kTiny});
+  add(perm, Pass::kForward, repeat(kTiny, 6 + 1 + 1 + 1));
+  add(perm, Pass::kForward, {scores / 2, kTiny});
+  add(perm, Pass::kForward, repeat(kTiny, 2 * (3 + 1 + 1)));
+  if (sorted) add(perm, Pass::kForward, {routed, routed, kTiny, kTiny});
   // Backward: index_add_ into zeros and masked_scatter of the probabilities (~5 small), the sort's cat.
-  add(perm, OpPass::kBackwardAct, repeat(kTiny, 5));
-  if (sorted) add(perm, OpPass::kBackwardAct, {routed, routed, kTiny});
+  add(perm, Pass::kInputGrad, repeat(kTiny, 5));
+  if (sorted) add(perm, Pass::kInputGrad, {routed, routed, kTiny});
   // combine_preprocess: the unsort (cat, every routed token); moe_utils.unpermute: zeros + scatter_add_.
   Op* unperm = find_op(out, first, "mlp.unpermutation");
-  if (sorted) add(unperm, OpPass::kForward, {routed, routed});
-  add(unperm, OpPass::kForward, {hidden});
-  if (sorted) add(unperm, OpPass::kBackwardAct, {routed, routed});
+  if (sorted) add(unperm, Pass::kForward, {routed, routed});
+  add(unperm, Pass::kForward, {hidden});
+  if (sorted) add(unperm, Pass::kInputGrad, {routed, routed});
   // moe_layer.py MoELayer.combine: `output + shared_expert_output`; in the backward the layer input's gradient
   // is summed from the router, the permutation and the shared experts.
   if (m_.moe_shared_expert_intermediate_size) {
-    add(unperm, OpPass::kForward, {3 * hidden});
-    add(perm, OpPass::kBackwardAct, {3 * hidden});
+    add(unperm, Pass::kForward, {3 * hidden});
+    add(perm, Pass::kInputGrad, {3 * hidden});
   }
-  add(perm, OpPass::kBackwardAct, {3 * hidden});
+  add(perm, Pass::kInputGrad, {3 * hidden});
   // MoEAuxLossAutoScaler.set_loss_scale, per micro-batch on every MoE layer's stage (schedules.py).
-  add(router, OpPass::kBackwardAct, repeat(kTiny, 1));
+  add(router, Pass::kInputGrad, repeat(kTiny, 1));
 }
 
 void OpBuilder::megatron_loss_kernels(std::vector<Op>& out, size_t first) const {
@@ -165,9 +165,9 @@ void OpBuilder::megatron_loss_kernels(std::vector<Op>& out, size_t first) const 
   // loss clone and the report cat. schedules.py forward_step_calc_loss: clamp, / num_tokens,
   // / num_microbatches. Backward: about five small kernels back through the same chain.
   Op* ce = find_op(out, first, "cross_entropy");
-  add(ce, OpPass::kForward, {kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny,
+  add(ce, Pass::kForward, {kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny,
                              kTiny, kTiny, kTiny, kTiny});
-  add(ce, OpPass::kBackwardAct, {kTiny, kTiny, kTiny, kTiny, kTiny});
+  add(ce, Pass::kInputGrad, {kTiny, kTiny, kTiny, kTiny, kTiny});
 }
 
 }  // namespace simumax::model

@@ -72,11 +72,11 @@ void OpBuilder::router(std::vector<Op>& out, int64_t s_local, const MlpRecompute
   Op op;
   op.name = "mlp.router";
   op.type = OpType::kRouter;
-  for (int p = 0; p < kNumPasses; ++p) {
+  for (int p = 0; p < kNumOpPasses; ++p) {
     op.work[p].compute_op = "matmul";  // the router stays in bf16 under fp8
     op.work[p].flops = static_cast<double>(flops);
   }
-  for (int p = 0; p < kNumPasses; ++p) op.work[p].shape_key = keys[p];
+  for (int p = 0; p < kNumOpPasses; ++p) op.work[p].shape_key = keys[p];
   op.work[0].mem_bytes = {lin + 2 * smx};
   op.work[1].mem_bytes = {lin + 3 * smx};
   op.work[2].mem_bytes = {lin};
@@ -180,11 +180,11 @@ void OpBuilder::group_linear(std::vector<Op>& out, const std::string& name, bool
                ob = static_cast<double>(rows * n * e_);
   // SimuMax's fused main-grad term is one expert's size, not nl of them (kept for parity).
   const double mg = st_.use_fused_grad_accumulation ? static_cast<double>(k * n * 4) : 0.0;
-  const double bytes[kNumPasses] = {ib + wb + ob, wb + ob + ib, ob + ib + wb + mg};
+  const double bytes[kNumOpPasses] = {ib + wb + ob, wb + ob + ib, ob + ib + wb + mg};
   Op op;
   op.name = name;
   op.type = col ? OpType::kGroupLinearCol : OpType::kGroupLinearRow;
-  for (int p = 0; p < kNumPasses; ++p) {
+  for (int p = 0; p < kNumOpPasses; ++p) {
     op.work[p].compute_op = st_.fp8 ? "fp8_group_matmul" : "group_matmul";
     op.work[p].flops = static_cast<double>(flops);
     op.work[p].shape_key = grouped_key(nl, rows / nl, n, k, st_.fp8, st_.grad_reduce_in_bf16, p);
@@ -216,11 +216,11 @@ void OpBuilder::serial_group_linear(std::vector<Op>& out, const std::string& nam
   const double wb = static_cast<double>(k * n_full * e_), ib = static_cast<double>(mx * k * e_),
                ob = static_cast<double>(mx * n_full * e_);
   const double mg = st_.use_fused_grad_accumulation ? static_cast<double>(k * n_full * 4) : 0.0;
-  const double bytes[kNumPasses] = {nl * (ib + wb + ob), nl * (wb + ob + ib), nl * (ob + ib + wb + mg)};
+  const double bytes[kNumOpPasses] = {nl * (ib + wb + ob), nl * (wb + ob + ib), nl * (ob + ib + wb + mg)};
   Op op;
   op.name = name;
   op.type = OpType::kGroupLinearCol;
-  for (int p = 0; p < kNumPasses; ++p) {
+  for (int p = 0; p < kNumOpPasses; ++p) {
     op.work[p].compute_op = "group_matmul";
     op.work[p].flops = static_cast<double>(nl * 2 * mx * k * n_full);
     op.work[p].shape_key = grouped_key(nl, mx, n_key, k_key, false, st_.grad_reduce_in_bf16, p);

@@ -19,7 +19,7 @@ config::StrategyConfig op_view(const config::StrategyConfig& st) {
   v.num_layers_in_first_pipeline_stage.reset(), v.num_layers_in_last_pipeline_stage.reset();
   v.account_for_embedding_in_pipeline_split = v.account_for_loss_in_pipeline_split = false;
   v.pp_comm_async = v.enable_straggler_model = v.overlap_grad_reduce = false;
-  v.pipeline_schedule = config::PipelineSchedule::k1F1B;
+  v.pipeline_schedule = "1f1b";
   v.megatron_overlap_grad_reduce = v.megatron_overlap_param_gather = v.megatron_overlap_p2p_comm = false;
   v.megatron_moe_shared_expert_overlap = false;
   v.sm_contention.reset();

@@ -7,6 +7,7 @@
 #include "engine/common/error.hpp"
 #include "engine/model/op_builder.hpp"
 #include "engine/model/op_cache.hpp"
+#include "engine/schedule/registry.hpp"
 
 namespace simumax::model {
 
@@ -122,12 +123,12 @@ void add_layer_blocks(const Builders& bs, const config::StrategyConfig& st, Chun
 }
 
 Chunk build_chunk(const config::Scenario& s, const Builders& bs, StageKind stage, bool pre, bool post,
-                  int virtual_index = -1) {
+                  int virtual_index = -1, int num_layers = -1) {
   const auto& st = s.strategy;
   Chunk c;
   c.stage = stage;
   c.virtual_index = std::max(virtual_index, 0);
-  c.num_layers = layers_on_stage(st, s.model, stage, virtual_index);
+  c.num_layers = num_layers >= 0 ? num_layers : layers_on_stage(st, s.model, stage, virtual_index);
   c.has_embedding = pre;
   c.has_head = post;
   const int64_t seq_chunk = st.seq_len / st.cp_size;
@@ -174,7 +175,7 @@ void add_virtual_chunks(const config::Scenario& s, const Builders& bs, StepModel
     // DualPipe (DeepSeek's DualPipe takes (stage r, stage pp - 1 - r) as a rank's two modules): chunk 0 is the
     // rank's own stage, which the forward direction's micro-batches run; chunk 1 its mirror, which the reverse
     // direction's run.
-    if (st.pipeline_schedule == config::PipelineSchedule::kDualPipe) {
+    if (schedule::find(st.pipeline_schedule).placement == schedule::Placement::kMirror) {
       for (int r = 0; r < pp; ++r) {
         const int mirror = pp - 1 - r;
         sm.compute_chunks[r].push_back(sm.chunk_of_stage[mirror]);
@@ -205,6 +206,32 @@ void add_virtual_chunks(const config::Scenario& s, const Builders& bs, StepModel
       next_layer += layers[k][v];
     }
   }
+}
+
+// A V (ZB-V, DualPipeV): the model cut into 2pp stages of equal layer slots, as the zero-bubble code's
+// validate_arguments and DualPipeV's example cut it; rank r computes and holds stage r (chunk 0) and stage
+// 2pp - 1 - r (chunk 1), so rank 0 holds both the embedding and the head. The embedding and loss take a slot of
+// the first and last stage when they count in the split, as in Megatron's.
+void add_v_chunks(const config::Scenario& s, const Builders& bs, StepModel& sm) {
+  const auto& st = s.strategy;
+  const bool emb = st.account_for_embedding_in_pipeline_split, loss = st.account_for_loss_in_pipeline_split;
+  const int pp = static_cast<int>(st.pp_size), stages = 2 * pp;
+  const int per = static_cast<int>((s.model.layer_num + (emb ? 1 : 0) + (loss ? 1 : 0)) / stages);
+  auto layers = [&](int v) { return per - (v == 0 && emb ? 1 : 0) - (v == stages - 1 && loss ? 1 : 0); };
+  sm.chunks = {build_chunk(s, bs, StageKind::kFirst, true, false, 0, layers(0)),
+               build_chunk(s, bs, StageKind::kMiddle, false, false, 0, per),
+               build_chunk(s, bs, StageKind::kLast, false, true, 0, layers(stages - 1))};
+  auto chunk = [&](int v) { return v == 0 ? 0 : (v == stages - 1 ? 2 : 1); };
+  auto first_layer = [&](int v) { return v == 0 ? 0 : layers(0) + (v - 1) * per; };
+  sm.compute_chunks.assign(pp, {});
+  sm.first_layer.assign(pp, {});
+  for (int r = 0; r < pp; ++r) {
+    sm.chunk_of_stage[r] = chunk(r);
+    sm.compute_chunks[r] = {chunk(r), chunk(stages - 1 - r)};
+    sm.first_layer[r] = {first_layer(r), first_layer(stages - 1 - r)};
+  }
+  sm.held_chunks = sm.compute_chunks;
+  sm.microbatch_chunks = 2;
 }
 
 }  // namespace
@@ -238,7 +265,11 @@ StepModel build_step_model(const config::Scenario& s, OpCache* cache) {
   for (int64_t r = 0; r < pp; ++r) {
     sm.chunk_of_stage[r] = r == 0 ? 0 : (r == pp - 1 ? static_cast<int>(sm.chunks.size()) - 1 : 1);
   }
-  add_virtual_chunks(s, bs, sm);
+  if (schedule::find(st.pipeline_schedule).placement == schedule::Placement::kVShape) {
+    add_v_chunks(s, bs, sm);
+  } else {
+    add_virtual_chunks(s, bs, sm);
+  }
   double p2p = static_cast<double>(st.micro_batch_size * st.seq_len * s.model.hidden_size * st.element_bytes()) /
                static_cast<double>(st.cp_size);
   if (st.enable_sequence_parallel) p2p /= static_cast<double>(st.tp_size);

@@ -15,8 +15,12 @@ struct StepModel {
   std::vector<std::vector<int>> compute_chunks;  // [stage][virtual chunk] -> the chunk it computes
   std::vector<std::vector<int>> first_layer;     // [stage][virtual chunk] -> global index of its first layer
   // [stage] -> the physical chunks whose parameters, gradients and optimizer state the stage's ranks hold: its
-  // own; under DualPipe its own and its mirror's (stage pp - 1 - r), the two it computes.
+  // own; under DualPipe its own and its mirror's (stage pp - 1 - r), under a V (ZB-V, DualPipeV) stages r and
+  // 2pp - 1 - r of the 2pp-stage model: the two it computes.
   std::vector<std::vector<int>> held_chunks;
+  // How many of a rank's held chunks each micro-batch runs through there: 1, or 2 under a V (DualPipe's two
+  // directions share the micro-batches between its two stages).
+  int microbatch_chunks = 1;
   int virtual_chunks() const { return static_cast<int>(compute_chunks.front().size()); }
   int64_t padded_vocab = 0;
   double p2p_bytes = 0;                   // one pipeline send/recv message

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <vector>
 
+#include "engine/common/split_text.hpp"
 #include "engine/platform/did_you_mean.hpp"
 #include "engine/platform/platform_model.hpp"
 #include "engine/platform/simgrid_units.hpp"
@@ -18,16 +19,6 @@ std::optional<int> strict_int(std::string_view s) {
     return std::nullopt;
   }
   return std::stoi(std::string(s));
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  for (size_t start = 0;;) {
-    const size_t at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
-    if (at == std::string_view::npos) return out;
-    start = at + 1;
-  }
 }
 
 class ClusterCheck {
@@ -77,8 +68,8 @@ class ClusterCheck {
   // "0-3,7" -> 0 1 2 3 7, as SimGrid explodes it; every host name prefix + radical + suffix.
   std::vector<int> radicals() const {
     std::vector<int> out;
-    for (std::string_view group : split(attr("radical"), ',')) {
-      const std::vector<std::string_view> ends = split(group, '-');
+    for (std::string_view group : common::split(attr("radical"), ',')) {
+      const std::vector<std::string_view> ends = common::split(group, '-');
       const std::optional<int> first = strict_int(ends.front());
       const std::optional<int> last = ends.size() == 2 ? strict_int(ends.back()) : first;
       if (ends.size() > 2 || !first || !last) {
@@ -92,7 +83,7 @@ class ClusterCheck {
   }
 
   void check_values() const {
-    for (std::string_view speed : split(attr("speed"), ',')) {
+    for (std::string_view speed : common::split(attr("speed"), ',')) {
       std::string error;
       while (!speed.empty() && std::isspace(static_cast<unsigned char>(speed.back()))) speed.remove_suffix(1);
       const std::optional<double> v = parse_quantity(Quantity::kSpeed, speed, &error);
@@ -153,7 +144,7 @@ class ClusterCheck {
   void fat_tree() {
     if (!optional("limiter_link", "").empty()) fail("limiter_link is not supported with topology FAT_TREE");
     const std::string text = optional("topo_parameters", "");
-    const std::vector<std::string_view> parts = split(text, ';');
+    const std::vector<std::string_view> parts = common::split(text, ';');
     const std::string what = "topo_parameters \"" + text + "\"";
     const std::optional<int> levels = parts.size() == 4 ? strict_int(parts[0]) : std::nullopt;
     if (!levels || *levels < 1) {
@@ -162,7 +153,7 @@ class ClusterCheck {
     }
     int64_t hosts = 1;
     for (size_t v = 1; v < 4; ++v) {
-      const std::vector<std::string_view> values = split(parts[v], ',');
+      const std::vector<std::string_view> values = common::split(parts[v], ',');
       if (values.size() != static_cast<size_t>(*levels)) {
         fail(what + ": " + std::to_string(*levels) + " levels but " + std::to_string(values.size()) +
              " values in part " + std::to_string(v + 1));

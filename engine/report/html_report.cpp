@@ -65,7 +65,7 @@ html::Json report_data(const std::string& dir, const HtmlReportOptions& options)
   }
   html::Json data = html::Json::object();
   data["generator"] = "simumax-sim report";
-  if (has(dir, "summary.json")) data["summary"] = html::summary_view(html::read_json_doc(at(dir, "summary.json")));
+  if (has(dir, "summary.json")) data["summary"] = html::summary_view(read_summary(at(dir, "summary.json")));
   if (has(dir, "trace.json")) data["timeline"] = html::trace_view(at(dir, "trace.json"), options.max_slices);
   if (has(dir, "memory_timeline.json")) {
     const html::JsonDoc timeline = html::read_json_doc(at(dir, "memory_timeline.json"));
@@ -101,8 +101,8 @@ html::Json whatif_data(const WhatIfRun& a, const WhatIfRun& b, const HtmlReportO
     d.erase("compare");
     runs.push_back(std::move(d));
   }
-  html::Json differences = html::whatif_differences(html::read_json_doc(at(a.dir, "summary.json")),
-                                                    html::read_json_doc(at(b.dir, "summary.json")));
+  html::Json differences = html::whatif_differences(read_summary(at(a.dir, "summary.json")),
+                                                    read_summary(at(b.dir, "summary.json")));
   html::Json w = {{"labels", {a.label, b.label}}, {"runs", std::move(runs)}, {"differences", std::move(differences)}};
   return {{"generator", "simumax-sim report"}, {"whatif", std::move(w)}};
 }
@@ -119,8 +119,8 @@ std::vector<std::string> whatif_scenario_differences(const WhatIfRun& a, const W
       throw common::ConfigError(r->dir, "", "has no summary.json: not a run output folder");
     }
   }
-  const html::Json d = html::whatif_differences(html::read_json_doc(at(a.dir, "summary.json")),
-                                                html::read_json_doc(at(b.dir, "summary.json")));
+  const html::Json d = html::whatif_differences(read_summary(at(a.dir, "summary.json")),
+                                                read_summary(at(b.dir, "summary.json")));
   std::vector<std::string> out;
   const auto text = [](const html::Json& v) {
     return v.is_null() ? std::string("none") : v.is_string() ? v.get<std::string>() : v.dump();

@@ -48,6 +48,8 @@ JsonDoc read_json_doc(const std::string& path, const char* drop_key) {
   } catch (const Json::parse_error& e) {
     // e.what() quotes the text around the error: the position alone keeps file contents out of the message.
     throw ConfigError(path, "", "invalid JSON at byte " + std::to_string(e.byte));
+  } catch (const Json::exception&) {
+    throw ConfigError(path, "", "invalid JSON: a number out of range");
   }
   return d;
 }

@@ -1,4 +1,4 @@
-// Type-checked reads of the JSON files the HTML report draws from (internal to engine/report's report_*.cpp):
+// Type-checked reads of the JSON files the HTML report draws from and of summary.json (internal to engine/report):
 // every failure is a ConfigError naming the file and the JSON pointer, never the file's contents.
 #pragma once
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/common/split_text.hpp"
 #include "engine/config/config_origin.hpp"
 #include "engine/report/report_views.hpp"
 
@@ -19,16 +20,12 @@ const std::set<std::string> kLayoutKeys = {"strategy.tp_size",          "strateg
                                            "strategy.ep_size",          "strategy.etp_size", "strategy.world_size",
                                            "strategy.interleaving_size"};
 
+// A sweep.json list field: "" is no items.
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
   if (s.empty()) return out;
-  size_t start = 0;
-  while (true) {
-    const size_t end = s.find(',', start);
-    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) return out;
-    start = end + 1;
-  }
+  for (std::string_view item : common::split(s, ',')) out.emplace_back(item);
+  return out;
 }
 
 // The value an override took in a case, as the page shows it: a string as is, anything else as compact JSON.

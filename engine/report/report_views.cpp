@@ -22,61 +22,60 @@ void copy_numbers(const JsonDoc& d, const Json& obj, const std::string& pointer,
   }
 }
 
-Json stage_row(const JsonDoc& d, const Json& st, const std::string& p, std::optional<double> gpu_bytes) {
+// The view keeps the number types it always had: counts and bytes as the page's numbers (doubles), the stage index
+// and the parallel / batch groups as integers.
+Json stage_row(const StageSummary& st) {
   Json row = Json::object();
-  row["stage"] = need(d, st, p, "stage", "integer");
-  if (const Json* k = maybe(d, st, p, "kind", "string")) row["kind"] = *k;
-  copy_numbers(d, st, p, {"layers", "fwd_ms", "bwd_ms", "bubble_ms", "dp_comm_ms", "optimizer_ms", "duration_ms"}, row);
-  const std::string mp = p + "/memory";
-  const Json& m = need(d, st, p, "memory", "object");
-  const double reserved = need_number(d, m, mp, "peak_reserved_bytes");
-  row["peak_reserved_bytes"] = reserved;
-  row["peak_alloc_bytes"] = need_number(d, m, mp, "peak_alloc_bytes");
-  copy_numbers(d, m, mp, {"weight_bytes", "grad_bytes", "optimizer_state_bytes", "te_dummy_wgrad_bytes",
-                          "cublas_workspace_bytes", "activation_bytes_at_peak", "transient_bytes_at_peak"}, row);
-  if (const Json* t = maybe(d, m, mp, "peak_task", "string")) row["peak_task"] = *t;
-  // A stage's verdict and headroom as summary.json gives them (with the run's --memory-margin-gib); a summary.json
-  // of an older run has neither, and the verdict is judged from the system's GPU memory.
-  const Json* fits = maybe(d, st, p, "fits", "boolean");
-  std::optional<double> headroom;
-  if (const auto gib = maybe_number(d, st, p, "headroom_gib")) headroom = *gib * 1024.0 * 1024.0 * 1024.0;
-  if (!headroom && gpu_bytes) headroom = *gpu_bytes - reserved;
-  if (headroom) row["headroom_bytes"] = *headroom;
-  if (fits) {
-    row["fits"] = *fits;
-    row["fit_source"] = "summary.json";
-  } else if (headroom) {
-    row["fits"] = *headroom >= 0;
-    row["fit_source"] = "GPU memory - peak reserved";
-  }
+  row["stage"] = st.stage;
+  row["kind"] = st.kind;
+  row["layers"] = static_cast<double>(st.layers);
+  row["fwd_ms"] = st.fwd_ms;
+  row["bwd_ms"] = st.bwd_ms;
+  row["bubble_ms"] = st.bubble_ms;
+  row["dp_comm_ms"] = st.dp_comm_ms;
+  row["optimizer_ms"] = st.optimizer_ms;
+  row["duration_ms"] = st.duration_ms;
+  row["peak_reserved_bytes"] = st.peak_reserved_bytes;
+  row["peak_alloc_bytes"] = static_cast<double>(st.peak_alloc_bytes);
+  row["weight_bytes"] = static_cast<double>(st.weight_bytes);
+  row["grad_bytes"] = static_cast<double>(st.grad_bytes);
+  row["optimizer_state_bytes"] = static_cast<double>(st.optimizer_state_bytes);
+  row["te_dummy_wgrad_bytes"] = static_cast<double>(st.other_bytes);
+  if (st.workspace_bytes != 0) row["cublas_workspace_bytes"] = static_cast<double>(st.workspace_bytes);
+  row["activation_bytes_at_peak"] = static_cast<double>(st.activation_bytes_at_peak);
+  row["transient_bytes_at_peak"] = static_cast<double>(st.transient_bytes_at_peak);
+  row["peak_task"] = st.peak_task;
+  // The stage's verdict as summary.json gives it (with the run's --memory-margin-gib).
+  row["headroom_bytes"] = st.headroom_bytes;
+  row["fits"] = st.fits;
+  row["fit_source"] = "summary.json";
   return row;
 }
 
 }  // namespace
 
-Json summary_view(const JsonDoc& d) {
-  const Json& r = d.root;
-  expect_kind(d, r, "", "object");
+Json summary_view(const Summary& s) {
   Json v = Json::object();
-  for (const char* k : {"name", "fidelity", "executor", "granularity", "rank_scope"}) {
-    if (const Json* s = maybe(d, r, "", k, "string")) v[k] = *s;
-  }
-  v["step_time_ms"] = need_number(d, r, "", "step_time_ms");
-  copy_numbers(d, r, "", {"pp_time_with_straggler_ms", "tflops_per_gpu", "mfu", "tokens_per_s", "tokens_per_s_per_gpu",
-                          "peak_alloc_bytes_max", "peak_reserved_bytes_max", "gpu_memory_bytes"}, v);
-  for (const char* group : {"parallel", "batch"}) {
-    if (const Json* g = maybe(d, r, "", group, "object")) {
-      Json out = Json::object();
-      for (const auto& [k, x] : g->items()) {
-        if (x.is_number_integer()) out[k] = x;
-      }
-      v[group] = std::move(out);
-    }
-  }
-  const std::optional<double> gpu = maybe_number(d, r, "", "gpu_memory_bytes");
+  v["name"] = s.name;
+  v["fidelity"] = s.fidelity;
+  v["executor"] = s.executor;
+  v["granularity"] = s.granularity;
+  v["rank_scope"] = s.scope;
+  v["step_time_ms"] = s.step_time_ms;
+  v["pp_time_with_straggler_ms"] = s.pp_time_ms;
+  v["tflops_per_gpu"] = s.tflops_per_gpu;
+  v["mfu"] = s.mfu;
+  v["tokens_per_s"] = s.tokens_per_s;
+  v["tokens_per_s_per_gpu"] = s.tokens_per_s_per_gpu;
+  v["peak_alloc_bytes_max"] = static_cast<double>(s.peak_alloc_bytes_max);
+  v["peak_reserved_bytes_max"] = s.peak_reserved_bytes_max;
+  v["gpu_memory_bytes"] = s.gpu_memory_bytes;
+  v["parallel"] = {{"world_size", s.world_size}, {"tp", s.tp}, {"cp", s.cp}, {"pp", s.pp}, {"dp", s.dp},
+                   {"ep", s.ep},                 {"etp", s.etp}, {"edp", s.edp}};
+  v["batch"] = {{"micro_batch_size", s.micro_batch_size}, {"micro_batch_num", s.micro_batch_num},
+                {"global_batch_size", s.global_batch_size}, {"seq_len", s.seq_len}};
   Json rows = Json::array();
-  const Json& stages = need(d, r, "", "stages", "array");
-  for (size_t i = 0; i < stages.size(); ++i) rows.push_back(stage_row(d, stages[i], "/stages/" + std::to_string(i), gpu));
+  for (const StageSummary& st : s.stages) rows.push_back(stage_row(st));
   v["stages"] = std::move(rows);
   return v;
 }

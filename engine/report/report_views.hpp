@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/report/report_json_read.hpp"
+#include "engine/report/summary.hpp"
 
 namespace simumax::report::html {
 
@@ -13,9 +14,8 @@ namespace simumax::report::html {
 // to keep at most `max_slices`. Throws ConfigError(path, ...) for a file that is not a Chrome trace.
 Json trace_view(const std::string& path, size_t max_slices);
 
-// summary.json: headline figures and per-stage rows with the fit verdict (summary.json's own `fits` and
-// headroom when it has them, else GPU memory − peak reserved).
-Json summary_view(const JsonDoc& summary);
+// summary.json (read_summary's): headline figures and per-stage rows with summary.json's fit verdict and headroom.
+Json summary_view(const Summary& summary);
 
 // memory_timeline.json (+ memory_snapshot.json when given: the largest allocations live at each rank's peak).
 Json memory_view(const JsonDoc& timeline, const JsonDoc* snapshot, size_t max_points);
@@ -43,6 +43,6 @@ Json compare_view(const JsonDoc& compare, size_t max_ops);
 // workload (layout, batch, model size, precision, recompute, fidelity, executor, granularity, rank scope):
 // empty when the two ran the same scenario. "platform" holds the system's fields summary.json records (GPU
 // memory, the tier of each parallel group, the calibration). Values that are not scalars are shown as null.
-Json whatif_differences(const JsonDoc& a, const JsonDoc& b);
+Json whatif_differences(const Summary& a, const Summary& b);
 
 }  // namespace simumax::report::html

@@ -45,12 +45,12 @@ void compare_field(const Json& a, const Json& b, const std::string& key, Json& o
 
 }  // namespace
 
-Json whatif_differences(const JsonDoc& a, const JsonDoc& b) {
-  expect_kind(a, a.root, "", "object");
-  expect_kind(b, b.root, "", "object");
+Json whatif_differences(const Summary& a, const Summary& b) {
+  // Compared as summary.json holds them (read_summary's inverse, so the same values and number types as the files).
+  const Json ja = Json::parse(summary_json(a)), jb = Json::parse(summary_json(b));
   Json scenario = Json::array(), platform = Json::array();
-  for (const char* k : kScenarioFields) compare_field(a.root, b.root, k, scenario);
-  for (const char* k : kPlatformFields) compare_field(a.root, b.root, k, platform);
+  for (const char* k : kScenarioFields) compare_field(ja, jb, k, scenario);
+  for (const char* k : kPlatformFields) compare_field(ja, jb, k, platform);
   return {{"scenario", std::move(scenario)}, {"platform", std::move(platform)}};
 }
 

@@ -20,7 +20,7 @@ const char* const kRunFiles[] = {"summary.json",         "platform.xml",        
                                  "trace.json",           "tracing_logs.json",      "memory_timeline.json",
                                  "memory_snapshot.json", "memory_snapshot.pickle", "compute_result.json",
                                  "mem_result.json",      "base_info.json",         "simu_memory_result.json",
-                                 "simu_memory_snapshot.json", "report.html",
+                                 "simu_memory_snapshot.json", "report.html",        "ranks.json",
                                  "compare.json"};  // `compare --json DIR/compare.json` of the earlier run
 
 }  // namespace

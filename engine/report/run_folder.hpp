@@ -12,9 +12,9 @@ namespace simumax::report {
 // holds it (two runs writing one folder mixed their files), or naming `dir` when the lock file cannot be opened.
 void lock_run_folder(const std::string& dir);
 
-// Removes the files an earlier run wrote into `dir` (summary.json, platform.xml, links.json, the trace, memory
-// and SimuMax files, report.html, compare.json), except `keep` (a file this run reads, such as the user's platform
-// XML under the name a run writes). Throws common::UsageError naming a file that cannot be removed.
+// Removes the files an earlier run wrote into `dir` (summary.json, platform.xml, links.json, ranks.json, the
+// trace, memory and SimuMax files, report.html, compare.json), except `keep` (a file this run reads, such as the
+// user's platform XML under the name a run writes). Throws common::UsageError naming a file that cannot be removed.
 void remove_earlier_run(const std::string& dir, const std::optional<std::string>& keep);
 
 }  // namespace simumax::report

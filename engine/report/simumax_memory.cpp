@@ -6,6 +6,7 @@
 
 #include "engine/memory/memory_allocations.hpp"
 #include "engine/memory/memory_timeline.hpp"
+#include "engine/report/simumax_strings.hpp"
 #include "engine/report/text_file.hpp"
 
 namespace simumax::report {
@@ -15,11 +16,6 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 std::string rank_name(const RunView& v, uint32_t rank) { return "rank" + std::to_string(v.graph.global_rank[rank]); }
-
-const char* phase_of(graph::Pass p) {
-  if (p == graph::Pass::kBackward) return "bwd";
-  return p == graph::Pass::kRecompute ? "recompute_fwd" : "fwd";
-}
 
 // SimuMax names a leaf by its module path ("self.layer_0.attention.linear_qkv"); ours by block-relative op name
 // and pass ("attn.linear_qkv.fwd"): the pass is dropped and the layer prefixed.
@@ -114,7 +110,7 @@ RankWalk walk_rank(const RunView& v, uint32_t rank, const std::vector<uint32_t>&
     const graph::Task& task = g.tasks[t];
     const Scope sc = scope_of(v, rank, task, vpp);
     const std::string op = op_name(v, task);
-    const char* phase = phase_of(task.pass);
+    const char* phase = simumax_phase(task.pass);
     const double start_us = v.timeline.start[t] * 1e6, end_us = v.timeline.end[t] * 1e6;
     sample(start_us, w.static_bytes + cached, phase, op, "start", sc);
     // SimuMax stamps the peak 1e-9 ms after the start.

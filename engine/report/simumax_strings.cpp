@@ -112,6 +112,11 @@ ParamCounts param_counts(const config::Scenario& s, const model::StepModel& m) {
   return c;
 }
 
+const char* simumax_phase(std::optional<schedule::Pass> pass) {
+  if (!pass || *pass == schedule::Pass::kForward) return "fwd";
+  return pass == schedule::Pass::kRecompute ? "recompute_fwd" : "bwd";
+}
+
 std::string billions(double n) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2fB", n / 1e9);

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "engine/config/scenario.hpp"
+#include "engine/schedule/pass.hpp"
 #include "engine/model/step_model.hpp"
 
 namespace simumax::report {
@@ -19,6 +21,10 @@ std::string simumax_recompute_status(const config::StrategyConfig& st);
 std::string simumax_granularity(const config::StrategyConfig& st);
 // "bf16" or "fp8".
 const char* simumax_dtype(const config::StrategyConfig& st);
+
+// A task's phase as SimuMax's trace ("direction") and memory snapshot name it: "fwd", "bwd" (B, W and B+W) or
+// "recompute_fwd"; the step's end (no pass) is "fwd".
+const char* simumax_phase(std::optional<schedule::Pass> pass);
 
 // ModelConfig.param_numel / activated_param_numel (the closed forms of base_info.json), with the padded vocab.
 double closed_form_param_numel(const config::ModelConfig& m, int64_t padded_vocab, bool activated);

@@ -23,7 +23,7 @@ std::map<std::string, std::vector<std::string>> list_misses(const model::StepMod
     for (size_t k = 0; k < m.chunks[ci].blocks.size(); ++k) {
       const auto& blk = m.chunks[ci].blocks[k];
       for (size_t o = 0; o < blk.ops->size(); ++o) {
-        for (int p = 0; p < model::kNumPasses; ++p) {
+        for (int p = 0; p < schedule::kNumOpPasses; ++p) {
           const auto& w = (*blk.ops)[o].work[p];
           const auto& cost = c.chunks[ci].blocks[k]->ops[o];
           if (!w.shape_key.empty() && w.flops != 0 && !cost.table_hit[p]) {
@@ -55,40 +55,16 @@ void fill_stage_times(StageSummary& ss, const config::Scenario& s, const model::
     dp += cc.dense_dp.total_seconds() + cc.moe_dp.total_seconds();
     opt += cc.optimizer.seconds;
   }
-  ss.fwd_ms = common::ms(fwd / static_cast<double>(held.size()));
-  ss.bwd_ms = common::ms(bwd / static_cast<double>(held.size()));
+  // Per micro-batch: a V runs each micro-batch through both chunks a rank holds.
+  const double share = static_cast<double>(m.microbatch_chunks) / static_cast<double>(held.size());
+  ss.fwd_ms = common::ms(fwd * share);
+  ss.bwd_ms = common::ms(bwd * share);
   ss.p2p_ms = common::ms(c.p2p.seconds);
   const int links = st.pp_size == 1 ? 0 : (ss.stage == 0 || ss.stage == st.pp_size - 1 ? 2 : 4);
   ss.chunk_time_ms = ss.fwd_ms + ss.bwd_ms + links * ss.p2p_ms;
   ss.bubble_ms = pp_time_ms - static_cast<double>(st.micro_batch_num) * ss.chunk_time_ms;
   ss.dp_comm_ms = common::ms(dp);
   ss.optimizer_ms = common::ms(opt);
-}
-
-// Forward caches other than the running one's that are live at `peak_task` on rank `r` (SimuMax's
-// cached_micro_batch_num): one per micro-batch, and with an interleaved pipeline one per micro-batch and virtual
-// chunk (each chunk's forward leaves its own cache).
-int64_t cached_micro_batches(const graph::TaskGraph& g, const executor::Timeline& tl, uint32_t r,
-                             uint32_t peak_task) {
-  if (peak_task == graph::kNoGroup) return 0;
-  const double t = tl.start[peak_task];
-  const auto running = std::pair(g.tasks[peak_task].microbatch, std::max(g.tasks[peak_task].chunk, 0));
-  std::map<std::pair<int32_t, int32_t>, std::pair<double, double>> ends;  // (mb, chunk) -> (fwd end, bwd end)
-  for (uint32_t i = 0; i < g.size(); ++i) {
-    const auto& task = g.tasks[i];
-    if (task.group != graph::kNoGroup || task.rank != r || task.microbatch < 0) continue;
-    if (task.pass != graph::Pass::kForward && task.pass != graph::Pass::kBackward) continue;
-    auto& e = ends.try_emplace({task.microbatch, std::max(task.chunk, 0)}, 0.0, -1.0).first->second;
-    double& end = task.pass == graph::Pass::kForward ? e.first : e.second;
-    end = std::max(end, tl.end[i]);
-  }
-  int64_t n = 0;
-  for (const auto& [key, e] : ends) {
-    const bool done_fwd = e.first <= t;
-    const bool freed = e.second >= 0 && e.second <= t;
-    if (key != running && done_fwd && !freed) ++n;
-  }
-  return n;
 }
 
 // A result we cannot stand behind is our bug, never a number to print: throws common::InternalError (exit 3).
@@ -125,13 +101,13 @@ StepRates step_rates(const config::Scenario& s, const model::StepModel& m, doubl
 }
 
 Summary summarize(const config::Scenario& s, const model::StepModel& m, const cost::StepCost& c,
-                  const graph::TaskGraph& g, const executor::Timeline& tl,
+                  const graph::TaskGraph& g, const std::string& executor, const executor::StepTiming& timing,
                   const std::vector<memory::RankMemory>& mem) {
   const auto& st = s.strategy;
   Summary out;
   out.name = s.name;
   out.model_name = s.model.model_name;
-  out.executor = tl.executor;
+  out.executor = executor;
   out.world_size = st.world_size;
   out.tp = st.tp_size, out.cp = st.cp_size, out.pp = st.pp_size, out.dp = st.dp_size();
   out.ep = st.ep_size, out.etp = st.etp_size, out.edp = st.edp_size();
@@ -142,7 +118,7 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
   out.straggler_ratio = c.straggler_ratio;
   out.num_tasks = g.size();
   out.fidelity = config::to_string(s.strategy.fidelity);
-  out.pipeline_schedule = config::to_string(s.strategy.pipeline_schedule);
+  out.pipeline_schedule = s.strategy.pipeline_schedule;
   bool all_interpolated = true;
   out.miss_efficiency = list_misses(m, c, all_interpolated);
   out.misses_interpolated = s.strategy.megatron() && all_interpolated;
@@ -152,16 +128,12 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
     out.kernel_floor_us = s.system.calibration.kernel_floor_us.value_or(s.system.bandwidth.at("default").latency_us);
     out.calibration_source = s.system.calibration_source;
   }
-  out.step_time_ms = common::ms(tl.makespan);
+  out.step_time_ms = common::ms(timing.makespan_s);
   // The pipeline ends when the last forward, backward or transfer of a micro-batch does (the flush barrier,
   // unless overlapped DP buckets are still in flight: their exposed tail is DP time, not pipeline bubble).
-  double pp_end = 0;
-  for (uint32_t t = 0; t < g.size(); ++t) {
-    if (g.tasks[t].pass != graph::Pass::kStep) pp_end = std::max(pp_end, tl.end[t]);
-  }
-  out.pp_time_ms = common::ms(pp_end);
+  out.pp_time_ms = common::ms(timing.pipeline_end_s);
   out.flops_per_token = m.flops_per_token;
-  const StepRates rates = step_rates(s, m, tl.makespan);
+  const StepRates rates = step_rates(s, m, timing.makespan_s);
   out.tokens_per_iter = rates.tokens_per_iter;
   out.tflops_per_gpu = rates.tflops_per_gpu;
   out.mfu = rates.mfu;
@@ -178,18 +150,10 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
     fill_stage_times(out.stages[p], s, m, c, out.pp_time_ms);
   }
   // Per-rank timeline facts, folded into their stage (ranks of a stage are identical without contention).
-  std::vector<double> rank_end(g.num_ranks, 0.0), rank_pp_end(g.num_ranks, 0.0);
-  for (uint32_t t = 0; t < g.size(); ++t) {
-    const auto& task = g.tasks[t];
-    g.for_each_rank(task, [&](uint32_t r) {
-      rank_end[r] = std::max(rank_end[r], tl.end[t]);
-      if (task.pass == graph::Pass::kBackward) rank_pp_end[r] = std::max(rank_pp_end[r], tl.end[t]);
-    });
-  }
   for (uint32_t r = 0; r < g.num_ranks; ++r) {
     StageSummary& ss = out.stages[g.pp_stage[r]];
-    ss.duration_ms = std::max(ss.duration_ms, common::ms(rank_end[r]));
-    ss.pipeline_end_ms = std::max(ss.pipeline_end_ms, common::ms(rank_pp_end[r]));
+    ss.duration_ms = std::max(ss.duration_ms, common::ms(timing.ranks[r].end_s));
+    ss.pipeline_end_ms = std::max(ss.pipeline_end_ms, common::ms(timing.ranks[r].pipeline_end_s));
     const auto& rm = mem[r];
     if (rm.peak_allocated_bytes > ss.peak_alloc_bytes) {
       ss.peak_alloc_bytes = rm.peak_allocated_bytes;
@@ -202,7 +166,7 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
       ss.activation_bytes_at_peak = rm.activation_bytes_at_peak;
       ss.transient_bytes_at_peak = rm.transient_bytes_at_peak;
       ss.peak_task = rm.peak_task == graph::kNoGroup ? "" : g.names[g.tasks[rm.peak_task].name];
-      ss.cached_micro_batches = cached_micro_batches(g, tl, r, rm.peak_task);
+      ss.cached_micro_batches = rm.cached_micro_batches;
     }
   }
   for (const auto& ss : out.stages) {

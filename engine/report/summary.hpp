@@ -9,7 +9,7 @@
 
 #include "engine/config/scenario.hpp"
 #include "engine/cost/step_cost.hpp"
-#include "engine/executor/timeline.hpp"
+#include "engine/executor/rank_timing.hpp"
 #include "engine/graph/task_graph.hpp"
 #include "engine/memory/memory_analysis.hpp"
 #include "engine/model/step_model.hpp"
@@ -47,7 +47,7 @@ struct Summary {
   std::string executor;
   std::string granularity;
   std::string scope;
-  std::string pipeline_schedule;  // config::to_string(PipelineSchedule)
+  std::string pipeline_schedule;  // the strategy's pipeline_schedule
   int64_t world_size = 0, tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, etp = 1, edp = 1;
   int64_t micro_batch_size = 0, micro_batch_num = 0, global_batch_size = 0, seq_len = 0;
   int64_t padded_vocab = 0;
@@ -97,8 +97,10 @@ struct StepRates {
 };
 StepRates step_rates(const config::Scenario& s, const model::StepModel& m, double step_s);
 
+// REQUIRES: `timing` and `mem` (with cached_micro_batches, as memory::MemoryStream gives them) are of graph g,
+// run by the executor named `executor`.
 Summary summarize(const config::Scenario& s, const model::StepModel& m, const cost::StepCost& c,
-                  const graph::TaskGraph& g, const executor::Timeline& tl,
+                  const graph::TaskGraph& g, const std::string& executor, const executor::StepTiming& timing,
                   const std::vector<memory::RankMemory>& mem);
 
 // The fit verdict of every stage and of the whole step, with `margin_bytes` kept free on each GPU. summarize()
@@ -112,6 +114,13 @@ std::string summary_json(const Summary& s);
 // Writes summary_json(s) as `dir`/summary.json (complete, or not at all); returns its path. Throws
 // common::UsageError if the file cannot be written.
 std::string write_summary_json(const std::string& dir, const Summary& s);
+// summary.json read back, the inverse of summary_json (the one reader: sweep, search's re-check, compare, the HTML
+// report): every field summary_json writes is required and type-checked, except those it writes only sometimes
+// (calibration, pipeline_schedule, a stage's cublas_workspace_bytes), which take their defaults when absent; the
+// derived fields (headroom_percent, fit/rule) are not read. model_name is not in the file (left empty).
+// Throws common::ConfigError(path, json-pointer, "expected ...") when the file cannot be read, is not JSON, or a
+// field is missing or of another type; the message never quotes the file.
+Summary read_summary(const std::string& path);
 // The text table the CLI prints.
 std::string summary_table(const Summary& s);
 

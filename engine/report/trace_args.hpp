@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,8 @@ namespace simumax::report::trace {
 // event's args object. Whole-block and whole-chunk refs differ between forward and backward.
 class ArgsTable {
  public:
-  const std::string& get(uint32_t op_ref, graph::Pass pass) const {
-    return text_[2 * op_ref + (pass == graph::Pass::kBackward ? 1 : 0)];
+  const std::string& get(uint32_t op_ref, std::optional<schedule::Pass> pass) const {
+    return text_[2 * op_ref + (pass == schedule::Pass::kBackward ? 1 : 0)];
   }
   std::vector<std::string> text_;  // [2 * op_ref + backward]
 };

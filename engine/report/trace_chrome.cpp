@@ -1,6 +1,7 @@
 // trace.json in Chrome's Trace Event Format: X slices per task and rank, M metadata naming ranks and lanes,
 // s/f flow arrows for pipeline transfers, C counters of allocated memory.
 #include <array>
+#include <optional>
 
 #include "engine/common/units.hpp"
 #include "engine/report/json_text.hpp"
@@ -22,15 +23,17 @@ uint16_t chrome_lane(const graph::Task& t) { return static_cast<uint16_t>(t.kind
 // Sub-lane 0 is the lane itself (tid = lane); overflow sub-lanes sort right after it.
 int64_t tid_of(uint16_t lane, uint16_t sub) { return sub == 0 ? lane : 100 * (lane + 1) + sub; }
 
-const char* pass_name(graph::Pass p) {
-  switch (p) {
-    case graph::Pass::kForward: return "forward";
-    case graph::Pass::kBackward: return "backward";
-    case graph::Pass::kRecompute: return "recompute";
-    case graph::Pass::kStep: return "step";
-    case graph::Pass::kNone: break;
+// args.pass: B and W count as the backward; tasks outside every pass are the step's end.
+constexpr int kPassSlots = 6;  // none, then schedule::Pass's five
+static_assert(kPassSlots == 2 + static_cast<int>(schedule::Pass::kRecompute));
+int pass_slot(std::optional<schedule::Pass> p) { return p ? 1 + static_cast<int>(*p) : 0; }
+const char* pass_name(int slot) {
+  if (slot == 0) return "step";
+  switch (static_cast<schedule::Pass>(slot - 1)) {
+    case schedule::Pass::kForward: return "forward";
+    case schedule::Pass::kRecompute: return "recompute";
+    default: return "backward";
   }
-  return "none";
 }
 
 // Text that does not change from one event to the next, made once: names, op args, category + pass.
@@ -38,7 +41,7 @@ struct Fixed {
   std::vector<std::string> names;    // per name index: ,"name":"..."
   ArgsTable args;                    // per op_ref and pass
   std::string pp_args;               // pipeline transfers: the message size
-  std::array<std::string, 9 * 5> cat_pass;  // [kind * 5 + pass]: ,"cat":"...","args":{"pass":"..."
+  std::array<std::string, 9 * kPassSlots> cat_pass;  // [kind * kPassSlots + slot]: ,"cat":"..","args":{"pass":".."
 };
 
 Fixed make_fixed(const RunView& v) {
@@ -48,9 +51,10 @@ Fixed make_fixed(const RunView& v) {
   f.pp_args = ",\"bytes\":";
   append_double(f.pp_args, v.model.p2p_bytes);
   for (int k = 0; k < 9; ++k) {
-    for (int p = 0; p < 5; ++p) {
-      f.cat_pass[k * 5 + p] = std::string(",\"cat\":\"") + graph::to_string(static_cast<graph::TaskKind>(k)) +
-                              "\",\"args\":{\"pass\":\"" + pass_name(static_cast<graph::Pass>(p)) + "\"";
+    for (int p = 0; p < kPassSlots; ++p) {
+      f.cat_pass[k * kPassSlots + p] = std::string(",\"cat\":\"") +
+                                       graph::to_string(static_cast<graph::TaskKind>(k)) +
+                                       "\",\"args\":{\"pass\":\"" + pass_name(p) + "\"";
     }
   }
   return f;
@@ -88,7 +92,7 @@ void slice_event(TextBuffer& out, const Fixed& f, const RankText& rt, const grap
   p = put(p, ",\"dur\":");
   p = put_us(p, s.dur_ns);
   p = put(p, name);
-  p = put(p, f.cat_pass[static_cast<int>(t.kind) * 5 + static_cast<int>(t.pass)]);
+  p = put(p, f.cat_pass[static_cast<int>(t.kind) * kPassSlots + pass_slot(t.pass)]);
   if (t.microbatch >= 0) p = put_int(put(p, ",\"mb\":"), t.microbatch);
   if (t.layer >= 0) p = put_int(put(p, ",\"layer\":"), t.layer);
   if (t.chunk >= 0) p = put_int(put(p, ",\"chunk\":"), t.chunk);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "engine/report/json_text.hpp"
+#include "engine/report/simumax_strings.hpp"
 #include "engine/report/text_file.hpp"
 #include "engine/report/trace_args.hpp"
 #include "engine/report/trace_internal.hpp"
@@ -21,7 +22,7 @@ constexpr std::array<const char*, kLanes> kLaneNames = {"02_fwd_compute", "03_bw
 uint16_t simumax_lane(const graph::Task& t) {
   if (t.seconds == 0 || t.kind == graph::TaskKind::kBarrier) return kSkip;
   switch (t.kind) {
-    case graph::TaskKind::kCompute: return t.pass == graph::Pass::kBackward ? 1 : 0;
+    case graph::TaskKind::kCompute: return t.pass == schedule::Pass::kBackward ? 1 : 0;
     case graph::TaskKind::kRecompute: return 1;
     case graph::TaskKind::kOptimizer: return 0;
     case graph::TaskKind::kPpComm: return 2;
@@ -33,11 +34,6 @@ std::string tid_name(uint16_t lane, uint16_t sub) {
   std::string s = kLaneNames[lane];
   if (lane == 2) return s + "_" + std::to_string(sub);  // SimuMax's packed sync send/recv sub-lanes
   return sub == 0 ? s : s + "_" + std::to_string(sub);
-}
-
-const char* direction(graph::Pass p) {
-  if (p == graph::Pass::kBackward) return "bwd";
-  return p == graph::Pass::kRecompute ? "recompute_fwd" : "fwd";
 }
 
 // The name without our pass suffix: "attn.linear_qkv.fwd" -> "attn.linear_qkv".
@@ -75,7 +71,7 @@ Names names_of(const RunView& v, const graph::Task& t, uint32_t rank, uint32_t t
   const graph::OpRef r = t.op_ref == graph::kNoOpRef ? graph::OpRef{} : g.op_refs[t.op_ref];
   const model::Op* op = op_of(v, r);
   if (t.kind == graph::TaskKind::kPpComm) {
-    const bool fwd = t.pass == graph::Pass::kForward, sends = pp_sender(g, t) == rank;
+    const bool fwd = t.pass == schedule::Pass::kForward, sends = pp_sender(g, t) == rank;
     n.base = sends ? (fwd ? "send_next" : "send_prev") : (fwd ? "recv_prev" : "recv_next");
     n.gid = "send_recv-" + std::to_string(g.global_rank[pp_sender(g, t)]) + "-" +
             std::to_string(g.global_rank[pp_receiver(g, t)]) + (fwd ? "-forward-" : "-backward-") +
@@ -135,7 +131,7 @@ void slice_event(std::string& b, const RunView& v, const Slice& s, uint32_t rank
     b += ",\"stream_type\":\"comm\",\"lane\":\"comm\",\"lane_base\":\"comm\"";
   }
   b += ",\"direction\":\"";
-  b += direction(t.pass);
+  b += simumax_phase(t.pass);
   b += "\",\"gid\":";
   b += n.gid.empty() ? "null" : quoted(n.gid);
   b += ",\"correlation_id\":null,\"base_name\":";
@@ -182,7 +178,7 @@ void mem_events(TextFile& out, const RunView& v, const TracePlan& p, size_t i, c
   for (uint32_t t : p.tasks[i]) {
     const auto& task = g.tasks[t];
     if (!memory::is_memory_task(task, rank)) continue;
-    const char* phase = direction(task.pass);
+    const char* phase = simumax_phase(task.pass);
     const std::string& op = g.names[task.name];
     mem_event(b, pid, v.timeline.start[t], stat, cached, 0, tokens, phase, op, "start");
     mem_event(b, pid, v.timeline.start[t], stat, cached, task.mem_peak_bytes, tokens, phase, op, "peak");

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "engine/common/error.hpp"
+#include "engine/common/split_text.hpp"
 #include "engine/report/json_text.hpp"
 #include "engine/report/trace_internal.hpp"
 
@@ -61,10 +62,8 @@ std::vector<uint32_t> listed_ranks(const graph::TaskGraph& g, const std::string&
   std::unordered_map<uint32_t, uint32_t> graph_rank;  // job rank -> graph rank
   for (uint32_t r = 0; r < g.num_ranks; ++r) graph_rank[g.global_rank[r]] = r;
   std::vector<uint32_t> out;
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    const size_t comma = std::min(spec.find(',', pos), spec.size());
-    const std::string item = spec.substr(pos, comma - pos);
+  for (std::string_view piece : common::split(spec, ',')) {
+    const std::string item(piece);
     const size_t dash = item.find('-', 1);
     const uint32_t lo = parse_rank(item.substr(0, dash), item);
     const uint32_t hi = dash == std::string::npos ? lo : parse_rank(item.substr(dash + 1), item);
@@ -78,7 +77,6 @@ std::vector<uint32_t> listed_ranks(const graph::TaskGraph& g, const std::string&
       }
       out.push_back(it->second);
     }
-    pos = comma + 1;
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

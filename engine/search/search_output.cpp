@@ -6,13 +6,14 @@
 #include <filesystem>
 
 #include "engine/common/units.hpp"
+#include "engine/config/scenario_writer.hpp"
 #include "engine/report/text_file.hpp"
 
 namespace simumax::search {
 
 namespace fs = std::filesystem;
-using report::JsonFields;
-using report::JsonScalar;
+using report::Fields;
+using report::FieldSink;
 
 namespace {
 
@@ -28,26 +29,26 @@ const char* status_name(Status s) {
   return "?";
 }
 
-JsonScalar number_or_null(bool present, double v) { return present ? JsonScalar(v) : JsonScalar(nullptr); }
+std::optional<double> number_if(bool present, double v) { return present ? std::optional<double>(v) : std::nullopt; }
 
-void add_figures(JsonFields& f, const SearchResult& r, const SearchRequest& q, const Outcome& o, int64_t rank) {
+void add_figures(FieldSink& f, const SearchResult& r, const SearchRequest& q, const Outcome& o, int64_t rank) {
   const Evaluation& e = o.evaluation;
   const bool ok = e.status == Status::kEvaluated;
-  f.emplace_back("step_time_ms", number_or_null(ok, common::ms(e.step_time_s)));
-  f.emplace_back("tokens_per_s", number_or_null(ok, e.tokens_per_s));
-  f.emplace_back("mfu", number_or_null(ok, e.mfu));
-  f.emplace_back("gpu_seconds_per_token", number_or_null(ok, objective_value(Objective::kCostPerToken, e, q.job)));
-  f.emplace_back("peak_reserved_gib", number_or_null(ok, common::gib(e.peak_reserved_bytes)));
-  f.emplace_back("peak_alloc_gib", number_or_null(ok, common::gib(static_cast<double>(e.peak_alloc_bytes))));
-  f.emplace_back("headroom_gib", number_or_null(ok, common::gib(headroom_bytes(e, r))));
-  f.emplace_back("fits", ok ? JsonScalar(headroom_bytes(e, r) >= 0) : JsonScalar(nullptr));
-  f.emplace_back("rank", rank > 0 ? JsonScalar(rank) : JsonScalar(nullptr));
+  f.maybe_number("step_time_ms", number_if(ok, common::ms(e.step_time_s)));
+  f.maybe_number("tokens_per_s", number_if(ok, e.tokens_per_s));
+  f.maybe_number("mfu", number_if(ok, e.mfu));
+  f.maybe_number("gpu_seconds_per_token", number_if(ok, objective_value(Objective::kCostPerToken, e, q.job)));
+  f.maybe_number("peak_reserved_gib", number_if(ok, common::gib(e.peak_reserved_bytes)));
+  f.maybe_number("peak_alloc_gib", number_if(ok, common::gib(static_cast<double>(e.peak_alloc_bytes))));
+  f.maybe_number("headroom_gib", number_if(ok, common::gib(headroom_bytes(e, r))));
+  f.maybe_boolean("fits", ok ? std::optional<bool>(headroom_bytes(e, r) >= 0) : std::nullopt);
+  f.maybe_integer("rank", rank > 0 ? std::optional<int64_t>(rank) : std::nullopt);
   const SimCheck& s = o.sim;
   const bool sim_ok = s.done && s.error.empty();
-  f.emplace_back("sim_step_time_ms", number_or_null(sim_ok, common::ms(s.step_time_s)));
-  f.emplace_back("sim_peak_reserved_gib", number_or_null(sim_ok, common::gib(s.peak_reserved_bytes)));
-  f.emplace_back("sim_mfu", number_or_null(sim_ok, s.mfu));
-  f.emplace_back("sim_error", s.done && !s.error.empty() ? JsonScalar(s.error) : JsonScalar(nullptr));
+  f.maybe_number("sim_step_time_ms", number_if(sim_ok, common::ms(s.step_time_s)));
+  f.maybe_number("sim_peak_reserved_gib", number_if(sim_ok, common::gib(s.peak_reserved_bytes)));
+  f.maybe_number("sim_mfu", number_if(sim_ok, s.mfu));
+  f.maybe_text("sim_error", s.done && !s.error.empty() ? std::optional<std::string>(s.error) : std::nullopt);
 }
 
 // world / (ep * etp * pp), 0 when not whole (the candidate is then illegal).
@@ -56,24 +57,24 @@ int64_t expert_dp(const Candidate& c, const JobShape& job) {
   return job.world_size % shard == 0 ? job.world_size / shard : 0;
 }
 
-JsonFields request_fields(const SearchResult& r, const SearchRequest& q, const std::string& title) {
+void request_fields(FieldSink& f, const SearchResult& r, const SearchRequest& q, const std::string& title) {
   const size_t skipped = r.candidates - r.evaluated - r.failed;
-  return {{"title", title},
-          {"mode", std::string(to_string(q.mode))},
-          {"objective", std::string(to_string(q.objective))},
-          {"fidelity", r.fidelity},
-          {"world_size", q.job.world_size},
-          {"global_batch_size", q.job.global_batch_size},
-          {"seq_len", q.job.seq_len},
-          {"gpu_memory_gib", common::gib(r.gpu_memory_bytes)},
-          {"memory_margin_gib", q.memory_margin_gib},
-          {"candidates", static_cast<int64_t>(r.candidates)},
-          {"evaluated", static_cast<int64_t>(r.evaluated)},
-          {"fit", static_cast<int64_t>(r.ranking.size())},
-          {"too_big", static_cast<int64_t>(r.too_big)},
-          {"skipped", static_cast<int64_t>(skipped)},
-          {"failed", static_cast<int64_t>(r.failed)},
-          {"best", r.best.empty() ? JsonScalar(nullptr) : JsonScalar(label(r.best[0].candidate))}};
+  f.text("title", title);
+  f.text("mode", to_string(q.mode));
+  f.text("objective", to_string(q.objective));
+  f.text("fidelity", r.fidelity);
+  f.integer("world_size", q.job.world_size);
+  f.integer("global_batch_size", q.job.global_batch_size);
+  f.integer("seq_len", q.job.seq_len);
+  f.number("gpu_memory_gib", common::gib(r.gpu_memory_bytes));
+  f.number("memory_margin_gib", q.memory_margin_gib);
+  f.integer("candidates", static_cast<int64_t>(r.candidates));
+  f.integer("evaluated", static_cast<int64_t>(r.evaluated));
+  f.integer("fit", static_cast<int64_t>(r.ranking.size()));
+  f.integer("too_big", static_cast<int64_t>(r.too_big));
+  f.integer("skipped", static_cast<int64_t>(skipped));
+  f.integer("failed", static_cast<int64_t>(r.failed));
+  f.maybe_text("best", r.best.empty() ? std::nullopt : std::optional<std::string>(label(r.best[0].candidate)));
 }
 
 std::string counts_text(const SearchResult& r, const SearchRequest& q) {
@@ -96,34 +97,33 @@ std::string counts_text(const SearchResult& r, const SearchRequest& q) {
 
 namespace {
 
-JsonFields candidate_record(const SearchResult& r, const SearchRequest& q, const Outcome& o, int64_t rank) {
+void candidate_record(FieldSink& f, const SearchResult& r, const SearchRequest& q, const Outcome& o, int64_t rank) {
   const Candidate& c = o.candidate;
   const Evaluation& e = o.evaluation;
-  JsonFields f = {{"index", static_cast<int64_t>(o.index)},
-                  {"label", label(c)},
-                  {"status", std::string(status_name(e.status))},
-                  {"reason", e.reason.empty() ? JsonScalar(nullptr) : JsonScalar(e.reason)},
-                  {"tp", c.tp},
-                  {"cp", c.cp},
-                  {"pp", c.pp},
-                  {"vpp", c.vpp},
-                  {"dp", c.dp},
-                  {"ep", c.ep},
-                  {"etp", c.etp},
-                  {"edp", expert_dp(c, q.job)},
-                  {"mbs", c.mbs},
-                  {"mbc", c.mbc},
-                  {"recompute", to_string(c.recompute)},
-                  {"zero", c.zero},
-                  {"sp", c.sp}};
+  f.integer("index", static_cast<int64_t>(o.index));
+  f.text("label", label(c));
+  f.text("status", status_name(e.status));
+  f.maybe_text("reason", e.reason.empty() ? std::nullopt : std::optional<std::string>(e.reason));
+  f.integer("tp", c.tp);
+  f.integer("cp", c.cp);
+  f.integer("pp", c.pp);
+  f.integer("vpp", c.vpp);
+  f.integer("dp", c.dp);
+  f.integer("ep", c.ep);
+  f.integer("etp", c.etp);
+  f.integer("edp", expert_dp(c, q.job));
+  f.integer("mbs", c.mbs);
+  f.integer("mbc", c.mbc);
+  f.text("recompute", to_string(c.recompute));
+  f.integer("zero", c.zero);
+  f.boolean("sp", c.sp);
   add_figures(f, r, q, o, rank);
-  return f;
 }
 
 // Every outcome of `store` as its record, in enumeration order, with its rank and (for the re-checked) the sim's
 // figures from the result. Holds 16 bytes per candidate that fits while it runs.
 void for_each_record(const SearchResult& r, const SearchRequest& q, OutcomeStore& store,
-                     const std::function<void(const JsonFields&)>& fn) {
+                     const std::function<void(const Fields&)>& fn) {
   std::vector<std::pair<size_t, int64_t>> rank_of;  // index, rank; by index
   rank_of.reserve(r.ranking.size());
   for (size_t j = 0; j < r.ranking.size(); ++j) rank_of.emplace_back(r.ranking[j], static_cast<int64_t>(j + 1));
@@ -142,46 +142,46 @@ void for_each_record(const SearchResult& r, const SearchRequest& q, OutcomeStore
     if (next_sim != sims.end() && next_sim->first == o.index) {
       with_sim = o;
       with_sim.sim = *(next_sim++)->second;
-      fn(candidate_record(r, q, with_sim, rank));
+      fn([&](FieldSink& f) { candidate_record(f, r, q, with_sim, rank); });
     } else {
-      fn(candidate_record(r, q, o, rank));
+      fn([&](FieldSink& f) { candidate_record(f, r, q, o, rank); });
     }
   });
 }
 
 }  // namespace
 
-std::vector<JsonFields> candidate_records(const SearchResult& r, const SearchRequest& q, OutcomeStore& store) {
-  std::vector<JsonFields> out;
-  out.reserve(r.candidates);
-  for_each_record(r, q, store, [&out](const JsonFields& f) { out.push_back(f); });
-  return out;
+void for_each_candidate_record(const SearchResult& r, const SearchRequest& q, OutcomeStore& store,
+                               const std::function<void(const Fields&)>& fn) {
+  for_each_record(r, q, store, fn);
 }
 
-using report::csv_header;
-using report::csv_line;
-
-std::string records_csv(const std::vector<JsonFields>& records) {
-  if (records.empty()) return "";
-  std::string out = csv_header(records[0]);
-  for (const auto& rec : records) out += csv_line(rec);
+std::string candidates_csv(const SearchResult& r, const SearchRequest& q, OutcomeStore& store) {
+  std::string out;
+  for_each_record(r, q, store, [&out](const Fields& rec) {
+    if (out.empty()) out = report::csv_header(rec);
+    out += report::csv_line(rec);
+  });
   return out;
 }
 
 void write_search_files(const std::string& dir, const SearchResult& r, const SearchRequest& q, const std::string& title,
                         OutcomeStore& store) {
-  std::vector<JsonFields> reasons;
+  std::vector<Fields> reasons;
   for (const auto& [reason, n] : r.skip_reasons) {
-    reasons.push_back({{"reason", reason}, {"count", static_cast<int64_t>(n)}});
+    reasons.push_back([&reason, n](FieldSink& f) {
+      f.text("reason", reason);
+      f.integer("count", static_cast<int64_t>(n));
+    });
   }
   report::TextFile csv(dir + "/search.csv");
-  report::RecordsJsonFile json(dir + "/search.json", request_fields(r, q, title), {{"skip_reasons", reasons}},
-                               "candidates");
+  report::RecordsJsonFile json(dir + "/search.json", [&](FieldSink& f) { request_fields(f, r, q, title); },
+                               {{"skip_reasons", reasons}}, "candidates");
   bool first = true;
-  for_each_record(r, q, store, [&](const JsonFields& rec) {
-    if (first) csv.append(csv_header(rec));
+  for_each_record(r, q, store, [&](const Fields& rec) {
+    if (first) csv.append(report::csv_header(rec));
     first = false;
-    csv.append(csv_line(rec));
+    csv.append(report::csv_line(rec));
     json.add(rec);
   });
   csv.close();
@@ -213,51 +213,13 @@ std::string ranked_table(const SearchResult& r, const SearchRequest& q, const st
   return out;
 }
 
-report::JsonFields strategy_fields(const config::StrategyConfig& st, RecomputeKind recompute) {
-  auto opt = [](const std::optional<int64_t>& v) { return v ? JsonScalar(*v) : JsonScalar(nullptr); };
-  JsonFields f = {{"seq_len", st.seq_len},
-                  {"micro_batch_size", st.micro_batch_size},
-                  {"micro_batch_num", st.micro_batch_num},
-                  {"world_size", st.world_size},
-                  {"tp_size", st.tp_size},
-                  {"cp_size", st.cp_size},
-                  {"pp_size", st.pp_size},
-                  {"ep_size", st.ep_size},
-                  {"etp_size", st.etp_size},
-                  {"interleaving_size", st.interleaving_size},
-                  {"microbatch_group_size_per_vp_stage", opt(st.microbatch_group_size_per_vp_stage)},
-                  {"num_layers_in_first_pipeline_stage", opt(st.num_layers_in_first_pipeline_stage)},
-                  {"num_layers_in_last_pipeline_stage", opt(st.num_layers_in_last_pipeline_stage)},
-                  {"zero_state", st.zero_state},
-                  {"enable_sequence_parallel", st.enable_sequence_parallel},
-                  {"fidelity", std::string(config::to_string(st.fidelity))}};
-  if (recompute == RecomputeKind::kAsBase) return f;
-  using G = config::RecomputeGranularity;
-  const JsonScalar granularity = st.recompute_granularity == G::kFullBlock ? JsonScalar(std::string("full_block"))
-                                 : st.recompute_granularity == G::kSelective
-                                     ? JsonScalar(std::string("selective_recompute"))
-                                     : JsonScalar(nullptr);
-  const JsonFields rec = {{"enable_recompute", st.enable_recompute},
-                          {"recompute_granularity", granularity},
-                          {"recompute_layer_num", st.recompute_layer_num},
-                          {"recompute_variance", st.recompute_variance},
-                          {"attn_recompute", st.attn_recompute},
-                          {"mla_rms_recompute", st.mla_rms_recompute},
-                          {"mlp_recompute", st.mlp_recompute},
-                          {"mlp_rms_recompute", st.mlp_rms_recompute},
-                          {"megatron_recompute", st.megatron_recompute},
-                          {"megatron_recompute_modules", nullptr}};
-  f.insert(f.end(), rec.begin(), rec.end());
-  return f;
-}
-
 std::string scenario_text(const config::Scenario& s, const Candidate& c, const config::Scenario& base,
                           const std::string& path, const std::string& description) {
   const fs::path dir = fs::absolute(path).parent_path();
   auto relative = [&](const std::string& p) {
     return fs::absolute(p).lexically_normal().lexically_relative(dir).string();
   };
-  report::ScenarioFile f;
+  config::ScenarioFile f;
   std::string name = fs::path(base.model_path).stem().string() + "_" + label(c);
   std::replace(name.begin(), name.end(), ' ', '_');
   std::replace(name.begin(), name.end(), ':', '-');
@@ -266,8 +228,9 @@ std::string scenario_text(const config::Scenario& s, const Candidate& c, const c
   f.model = relative(base.model_path);
   f.system = relative(base.system_path);
   f.base_strategy_file = base.strategy_path;
-  f.strategy_fields = strategy_fields(s.strategy, c.recompute.kind);
-  return report::scenario_file_json(f);
+  f.strategy = s.strategy;
+  f.recompute_keys = c.recompute.kind != RecomputeKind::kAsBase;  // kAsBase: the base file's recompute keys
+  return config::scenario_file_json(f);
 }
 
 }  // namespace simumax::search

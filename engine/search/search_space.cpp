@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "engine/common/error.hpp"
+#include "engine/common/split_text.hpp"
 
 namespace simumax::search {
 
@@ -43,18 +44,15 @@ const char* to_string(SearchMode m) {
 
 namespace {
 
+// The items of a comma-separated option, each without its surrounding spaces.
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    out.push_back(item);
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
+  for (std::string_view item : common::split(text, ',')) {
+    const size_t first = item.find_first_not_of(' ');
+    const size_t end = item.find_last_not_of(' ') + 1;
+    out.emplace_back(first == std::string_view::npos ? std::string_view() : item.substr(first, end - first));
   }
+  return out;
 }
 
 std::optional<int64_t> to_positive(const std::string& s) {

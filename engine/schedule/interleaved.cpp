@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <optional>
 
-#include "engine/graph/pipeline_schedule.hpp"
+#include "engine/schedule/program.hpp"
 
-namespace simumax::graph {
+namespace simumax::schedule {
 
 namespace {
 
@@ -80,7 +80,7 @@ void warmup(Program& prog, const RankProgram& rp, int r, int pp, int nw, int nre
   const int total = rp.total();
   for (int k = 0; k < nw; ++k) {
     const Entry f = rp.fwd(k);
-    prog.compute(StepKind::kForward, f.mb, f.chunk);
+    prog.compute(Pass::kForward, f.mb, f.chunk);
     const bool recv_f = rp.need_recv(k, true) && k != total - 1;
     std::optional<P2p> rp_next, rn_first;
     if (k + 1 < total && recv_f) {
@@ -99,8 +99,8 @@ void steady(Program& prog, const RankProgram& rp, int nw, int nrem) {
   for (int k = 0; k < nrem; ++k) {
     const int fk = k + nw, bk = k;
     const Entry f = rp.fwd(fk), b = rp.bwd(bk);
-    prog.compute(StepKind::kForward, f.mb, f.chunk);
-    prog.compute(StepKind::kBackward, b.mb, b.chunk);
+    prog.compute(Pass::kForward, f.mb, f.chunk);
+    prog.compute(Pass::kBackward, b.mb, b.chunk);
     std::optional<P2p> rp_next, rn_next;
     if (fk + 1 < total && rp.need_recv(fk, true) && k != nrem - 1) rp_next = rp.recv_before(fk, true);
     if (bk + 1 < total && rp.need_recv(bk, false)) rn_next = rp.recv_before(bk, false);
@@ -113,7 +113,7 @@ void cooldown(Program& prog, const RankProgram& rp, int r, int pp, int nrem) {
   const int total = rp.total();
   for (int k = nrem; k < total; ++k) {
     const Entry b = rp.bwd(k);
-    prog.compute(StepKind::kBackward, b.mb, b.chunk);
+    prog.compute(Pass::kBackward, b.mb, b.chunk);
     const bool recv_b = rp.need_recv(k, false) && k != total - 1;
     std::optional<P2p> rn_next;
     if (k + 1 < total && recv_b) {
@@ -157,4 +157,4 @@ std::vector<Program> interleaved_one_f_one_b(int pp, int vp, int mbc, int group)
   return programs;
 }
 
-}  // namespace simumax::graph
+}  // namespace simumax::schedule

@@ -21,6 +21,12 @@ std::vector<std::string> overlap_case(const std::string& strategy) {
           "platforms/b200_bf16.json"};
 }
 
+// `run` with a strategy file from tests/data/config_errors/ on DeepSeek-V2 (a MoE model).
+std::vector<std::string> moe_case(const std::string& strategy) {
+  return {"run", "--model", "models/deepseekv2.json", "--strategy", "tests/data/config_errors/" + strategy, "--system",
+          "platforms/b200_bf16.json"};
+}
+
 // `run` with a model file (and a strategy and system that are fine).
 std::vector<std::string> model_case(const std::string& model) {
   return {"run", "--model", model, "--strategy", "tests/data/search/llama3_8b_tp1_pp2_dp4_no_recompute.json", "--system",
@@ -52,8 +58,27 @@ const std::vector<ErrorCase>& cases() {
        "or false, got \"yes\""},
       // Pipeline schedules (docs/schedules.md): a known name, and one the layout can run.
       {"UnknownPipelineSchedule", overlap_case("pipeline_schedule_unknown.json"),
-       "error: tests/data/config_errors/pipeline_schedule_unknown.json: /pipeline_schedule: expected one of \"1f1b\", "
-       "\"zb-h1\", \"zb-v\", \"dualpipe\", \"dualpipev\", got \"zb-h2\"; did you mean 'zb-h1'?"},
+       "error: tests/data/config_errors/pipeline_schedule_unknown.json: /pipeline_schedule: expected one of "
+       "\"1f1b\", \"zb-h1\", \"zb-v\", \"dualpipe\", \"dualpipev\", \"combined-1f1b\", got \"zb-h2\"; did you mean "
+       "'zb-h1'?"},
+      // Megatron's combined 1F1B (--overlap-moe-expert-parallel-comm): Megatron's own asserts.
+      {"CombinedOneFOneBWithPipeline", overlap_case("combined_1f1b_pp2.json"),
+       "error: tests/data/config_errors/combined_1f1b_pp2.json: /pipeline_schedule: \"combined-1f1b\" cannot run "
+       "this layout: pp_size is 2; Megatron runs it with pp_size 1 or with a virtual pipeline, and only pp_size 1 "
+       "is modelled; the legal choices for this layout are \"1f1b\", \"zb-h1\", \"zb-v\", \"dualpipe\", "
+       "\"dualpipev\""},
+      {"CombinedOneFOneBWithoutExpertParallelism", overlap_case("combined_1f1b_no_ep.json"),
+       "error: tests/data/config_errors/combined_1f1b_no_ep.json: /pipeline_schedule: \"combined-1f1b\" cannot run "
+       "this layout: ep_size is 1 and expert_num 1: it hides expert-parallel all-to-alls, and Megatron asserts "
+       "expert_model_parallel_size > 1; the legal choices for this layout are \"1f1b\", \"zb-h1\", \"dualpipev\""},
+      {"CombinedOneFOneBWithFullRecompute", moe_case("combined_1f1b_full_recompute.json"),
+       "error: tests/data/config_errors/combined_1f1b_full_recompute.json: /pipeline_schedule: \"combined-1f1b\" "
+       "cannot run this layout: recompute_granularity is \"full_block\", and Megatron asserts no full recompute "
+       "with it; the legal choices for this layout are \"1f1b\", \"zb-h1\", \"dualpipev\""},
+      {"CombinedOneFOneBWithSharedExpertOverlap", moe_case("combined_1f1b_shared_expert_overlap.json"),
+       "error: tests/data/config_errors/combined_1f1b_shared_expert_overlap.json: /pipeline_schedule: "
+       "\"combined-1f1b\" cannot run this layout: megatron_moe_shared_expert_overlap is on, and Megatron asserts it "
+       "off with it; the legal choices for this layout are \"1f1b\", \"zb-h1\", \"dualpipev\""},
       {"DualPipeWithOddPipeline", overlap_case("dualpipe_odd_pp.json"),
        "error: tests/data/config_errors/dualpipe_odd_pp.json: /pipeline_schedule: \"dualpipe\" cannot run this "
        "layout: pp_size 3 is odd; DualPipe holds stages r and pp_size - 1 - r on rank r and feeds half the "

@@ -15,6 +15,10 @@ schedule::Layout schedule_layout(const StrategyConfig& st, const ModelConfig* mo
   }
   l.custom_end_stages = st.num_layers_in_first_pipeline_stage || st.num_layers_in_last_pipeline_stage;
   l.overlapped_dp = st.megatron_overlap_grad_reduce || st.megatron_overlap_param_gather;
+  l.ep = st.ep_size;
+  if (model != nullptr) l.experts = model->expert_num;
+  l.full_recompute = st.recompute_granularity == RecomputeGranularity::kFullBlock && st.recompute_layer_num > 0;
+  l.shared_expert_overlap = st.megatron_moe_shared_expert_overlap;
   return l;
 }
 

@@ -7,7 +7,7 @@
 
 namespace simumax::config {
 
-// The layout a schedule's refusal and programs read. Without `model`, `layers` and `layer_slots` are 0 (enough
+// The layout a schedule's refusal and programs read. Without `model`, `layers`, `layer_slots` and `experts` are 0 (enough
 // for programs, which do not read them).
 schedule::Layout schedule_layout(const StrategyConfig& st, const ModelConfig* model = nullptr);
 

@@ -120,7 +120,9 @@ class PipelineEmitter {
     std::vector<std::pair<uint32_t, uint32_t>> held;  // (lane, transfer)
     for (size_t i = 0; i < prog.steps.size(); ++i) {
       const ScheduleStep& step = prog.steps[i];
-      if (step.kind) {
+      if (step.paired) {
+        em_.pair(r, lanes, step.microbatch, step.chunk, step.b_microbatch, step.b_chunk);
+      } else if (step.kind) {
         em_.pass(*step.kind, r, lanes, step.microbatch, step.chunk);
         if (step.kind == schedule::Pass::kWeightGrad) {
           for (const auto& [lane, id] : held) b_.also_wait(lane, id);
@@ -128,7 +130,7 @@ class PipelineEmitter {
         }
       } else if (async_ || prog.async_p2p) {
         size_t next = i + 1;
-        while (next < prog.steps.size() && prog.steps[next].kind == std::nullopt) ++next;
+        while (next < prog.steps.size() && prog.steps[next].is_comm()) ++next;
         const bool before_w = next < prog.steps.size() && prog.steps[next].kind == schedule::Pass::kWeightGrad;
         // Megatron's overlap_p2p_comm: receives are posted early and waited for by the compute that needs
         // them; sends leave as soon as their data exists and hold nothing up.

@@ -138,6 +138,7 @@ void StageEmitter::note_params(const std::vector<uint32_t>& lanes, bool forward,
 
 void StageEmitter::append_compute(const std::vector<uint32_t>& lanes, Task t) {
   t.seconds = contention_.run(lanes, t.seconds);
+  if (pair_clock_) t.seconds = pair_clock_->compute(t.seconds);
   for (uint32_t r : lanes) {
     t.rank = r;
     t.group = kNoGroup;
@@ -145,8 +146,7 @@ void StageEmitter::append_compute(const std::vector<uint32_t>& lanes, Task t) {
   }
 }
 
-uint32_t StageEmitter::comm(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t, uint8_t stream) {
-  if (cc.seconds == 0) return kNoGroup;
+Task StageEmitter::comm_task(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t) {
   t.seconds = cc.seconds * ratio_;
   t.latency_seconds = cc.latency_seconds * ratio_;
   t.kind = comm_kind(cc.comm->group);
@@ -157,9 +157,16 @@ uint32_t StageEmitter::comm(const std::vector<uint32_t>& lanes, const cost::Comm
   t.rank = lanes.front();
   t.mem_peak_bytes = t.mem_delta_bytes = 0;
   t.op_ref = b_.op_ref(comm_where_[chunk_now_].at(cc.comm));
+  return t;
+}
+
+uint32_t StageEmitter::comm(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t, uint8_t stream) {
+  if (cc.seconds == 0) return kNoGroup;
+  t = comm_task(lanes, cc, t);
   if (overlapped_tp(cc)) stream = kTpStream;
   if (stream == kComputeStream) {
     t.seconds = contention_.run(lanes, t.seconds);
+    if (pair_clock_) t.seconds = pair_clock_->compute(t.seconds);
     return b_.append(t);
   }
   // tp-comm-overlap: the collective starts with its kernel on the TP stream, and what follows the kernel waits

@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/cost/pair_clock.hpp"
+#include "engine/graph/fb_pair.hpp"
 #include "engine/graph/graph_builder.hpp"
 #include "engine/graph/lowering.hpp"
 #include "engine/graph/pipeline_schedule.hpp"
@@ -23,6 +25,11 @@ class StageEmitter {
   // in virtual chunk `vchunk`. `lanes`: the graph ranks running this stage in lockstep (a TP group, or one
   // representative rank).
   void pass(schedule::Pass kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk);
+  // An overlapped F&B pair (ScheduleStep::paired, fb_pair.hpp): the forward of micro-batch `f_mb` in
+  // virtual chunk `f_vchunk` and the backward of `b_mb` in `b_vchunk`, merged layer by layer; -1: that side is
+  // absent. Op-sized tasks put the EP all-to-alls on the EP stream and the DAG overlaps them; coarser tasks get
+  // the same time from cost::PairClock.
+  void pair(int stage, const std::vector<uint32_t>& lanes, int f_mb, int f_vchunk, int b_mb, int b_vchunk);
   // DP gradient reduce, optimizer and parameter gather on every rank, after the pipeline.
   void step_end(int64_t tp, const std::vector<std::vector<std::vector<uint32_t>>>& sets);
   bool network_comm() const { return options_.scope == RankScope::kAll; }
@@ -87,6 +94,32 @@ class StageEmitter {
   void split_backward();
   uint32_t op_ref(const model::Op& op, int work);
 
+  // The pair's sides ([0] forward, [1] backward) and its emission at op or coarser granularity (stage_pair.cpp).
+  struct PairSide {
+    bool present = false;
+    int ci = 0, layer0 = 0;
+    Task base;
+  };
+  // What one layer- or chunk-sized task of a pair holds: its memory span, and per side ([0] forward, [1]
+  // backward) the first block (its name) and the parameters of the blocks it runs.
+  struct PairUnit {
+    model::MemSpan mem;
+    int block[2] = {-1, -1}, copy[2] = {0, 0};
+    std::pair<int64_t, int64_t> params[2] = {};
+    std::vector<std::pair<int, int>> seen[2];  // (block, copy) already counted
+    void add(int side, int block_index, int copy_index, std::pair<int64_t, int64_t> p);
+  };
+  void pair_unit_task(const std::vector<uint32_t>& lanes, const PairSide (&side)[2], const PairUnit& unit,
+                      double seconds);
+  bool has_all_to_all(const PairSide& side) const;
+  void pair_ops(const std::vector<uint32_t>& lanes, const PairSide (&side)[2], const std::vector<PairItem>& items);
+  void pair_coarse(const std::vector<uint32_t>& lanes, const PairSide (&side)[2], const std::vector<PairItem>& items);
+  // The compute-stream time of one op-sized step as the op emitters lay it out; `defer`: without its EP
+  // all-to-alls. Straggler ratio not applied.
+  double step_seconds(const cost::OpCost& oc, const model::MemStep& st, bool defer) const;
+  // A collective's task (not yet appended).
+  Task comm_task(const std::vector<uint32_t>& lanes, const cost::CommCost& cc, Task t);
+
   GraphBuilder& b_;
   const config::Scenario& s_;
   const model::StepModel& m_;
@@ -116,6 +149,8 @@ class StageEmitter {
   std::vector<std::unordered_map<const model::Op*, OpRef>> op_where_;
   std::vector<std::unordered_map<const model::Comm*, OpRef>> comm_where_;
   int chunk_now_ = 0;
+  cost::PairClock* pair_clock_ = nullptr;  // while an op-sized pair is emitted: its compute under contention
+  bool defer_ep_ = false;                  // the step being emitted leaves its EP all-to-alls to the pair
 };
 
 }  // namespace simumax::graph

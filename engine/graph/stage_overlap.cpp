@@ -76,6 +76,7 @@ void StageEmitter::comms_before(const std::vector<uint32_t>& lanes, const std::v
 void StageEmitter::comms_after(const std::vector<uint32_t>& lanes, const std::vector<cost::CommCost>& comms,
                                const Task& base, const model::MemStep& mem, bool hide) {
   const auto after = [&](const cost::CommCost& cc) {
+    if (defer_ep_ && cost::is_ep_all_to_all(cc)) return;  // an overlapped pair issues it on the EP stream
     if (!cc.comm->before_compute && !overlapped_tp(cc)) comm(lanes, cc, base);
   };
   const bool forward = mem.kind == schedule::Pass::kForward;

@@ -34,6 +34,13 @@ struct ScheduleStep {
   int32_t chunk = 0;        // compute steps: virtual chunk on this rank
   uint32_t first_comm = 0;  // comm steps: [first_comm, first_comm + num_comms) in Program::comms
   uint32_t num_comms = 0;
+  // An overlapped F&B pair (kind empty, paired; docs/overlap.md): the forward of (microbatch, chunk) and the whole
+  // backward of (b_microbatch, b_chunk) merged layer by layer, each one's EP all-to-alls beside the other's compute
+  // (Megatron's combined 1F1B); either side may be absent (micro-batch -1), the other then runs alone the same way.
+  bool paired = false;
+  int32_t b_microbatch = -1;
+  int32_t b_chunk = 0;
+  bool is_comm() const { return !kind && !paired; }
 };
 
 // A comm step completes when all of its transfers have met their peers; each transfer starts when both
@@ -45,7 +52,11 @@ struct Program {
   // leaves once its data exists without holding its rank up (the zero-bubble runtime's isend/irecv; Megatron's
   // overlap_p2p_comm does the same for every schedule).
   bool async_p2p = false;
-  void compute(Pass kind, int mb, int chunk) { steps.push_back({kind, mb, chunk, 0, 0}); }
+  void compute(Pass kind, int mb, int chunk) { steps.push_back({kind, mb, chunk, 0, 0, false, -1, 0}); }
+  // An overlapped F&B pair; f_mb or b_mb -1: that side is absent.
+  void pair(int f_mb, int f_chunk, int b_mb, int b_chunk) {
+    steps.push_back({std::nullopt, f_mb, f_chunk, 0, 0, true, b_mb, b_chunk});
+  }
   void comm(std::initializer_list<const P2p*> batch);
 };
 

@@ -13,7 +13,8 @@ namespace simumax::schedule {
   X(kZbH1)                   \
   X(kZbV)                    \
   X(kDualPipe)               \
-  X(kDualPipeV)
+  X(kDualPipeV)              \
+  X(kCombined1F1B)
 
 #define SIMUMAX_DECLARE_SCHEDULE(s) extern const Schedule s;
 SIMUMAX_SCHEDULES(SIMUMAX_DECLARE_SCHEDULE)

@@ -29,6 +29,10 @@ struct Layout {
   int64_t layer_slots = 0;      // layer_num, + 1 each when the embedding / loss count in the pipeline split
   bool custom_end_stages = false;  // num_layers_in_first/last_pipeline_stage set
   bool overlapped_dp = false;      // megatron_overlap_grad_reduce or megatron_overlap_param_gather
+  int64_t ep = 1;                  // ep_size
+  int64_t experts = 0;             // the model's expert_num (0 without a model)
+  bool full_recompute = false;     // recompute_granularity "full_block" with layers to recompute
+  bool shared_expert_overlap = false;  // megatron_moe_shared_expert_overlap
 };
 
 struct Schedule {

@@ -72,13 +72,13 @@ int64_t cached_micro_batches(const graph::TaskGraph& g, const executor::Timeline
                              uint32_t peak_task) {
   if (peak_task == graph::kNoGroup) return 0;
   const double t = tl.start[peak_task];
-  const auto running = std::pair(g.tasks[peak_task].microbatch, std::max(g.tasks[peak_task].chunk, 0));
+  const auto running = std::pair<int, int>(g.tasks[peak_task].microbatch, std::max<int>(g.tasks[peak_task].chunk, 0));
   std::map<std::pair<int32_t, int32_t>, std::pair<double, double>> ends;  // (mb, chunk) -> (fwd end, bwd end)
   for (uint32_t i = 0; i < g.size(); ++i) {
     const auto& task = g.tasks[i];
     if (task.group != graph::kNoGroup || task.rank != r || task.microbatch < 0) continue;
     if (task.pass != graph::Pass::kForward && task.pass != graph::Pass::kBackward) continue;
-    auto& e = ends.try_emplace({task.microbatch, std::max(task.chunk, 0)}, 0.0, -1.0).first->second;
+    auto& e = ends.try_emplace({task.microbatch, std::max<int>(task.chunk, 0)}, 0.0, -1.0).first->second;
     double& end = task.pass == graph::Pass::kForward ? e.first : e.second;
     end = std::max(end, tl.end[i]);
   }

@@ -23,6 +23,9 @@ struct SimOptions {
   // A platform_xml_path needs one of the two.
   int64_t gpus_per_node = 0;
   bool log_simgrid = false;  // false: SimGrid's own log is silenced (critical messages only)
+  // Our log level inside libsimumax_sim.so, which has its own copy of the logging set-up (common::log_level()
+  // of the caller); empty: leave it.
+  std::string log_level;
 };
 
 // Runs `graph` on the platform and returns when each task started and ended (executor = "sim"), and what

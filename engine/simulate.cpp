@@ -40,6 +40,9 @@ executor::Timeline run_executor(const config::Scenario& s, const graph::TaskGrap
   so.keep_timeline = o.keep_timeline || !sink || o.keep_memory_curves;
   const auto spec = platform::platform_from_system(s.system, s.strategy.world_size);
   so.spec = spec;  // with a user XML, the spec only names GPUs per node (the XML is checked by run_sim)
+  // The sim library's stage line ("platform + run" wall time) at info: it has its own copy of the log set-up.
+  const auto level = spdlog::level::to_string_view(engine_log()->level());
+  so.log_level.assign(level.data(), level.size());
   if (o.platform_xml) {
     so.platform_xml_path = *o.platform_xml;
   } else {

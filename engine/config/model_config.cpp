@@ -25,6 +25,9 @@ void read_sizes(ObjectReader& r, ModelConfig& m) {
   m.head_size = r.optional_int("head_size", Sign::kPositive);
   m.intermediate_size = r.optional_int("intermediate_size", Sign::kPositive);
   m.layer_num = r.required_int("layer_num", Sign::kPositive);
+  if (m.layer_num > 32767) {  // graph::Task keeps a layer index in 16 bits (23 M tasks at 16k GPUs)
+    r.fail("layer_num", "expected at most 32767 layers, got " + std::to_string(m.layer_num));
+  }
   m.vocab_size = r.required_int("vocab_size", Sign::kPositive);
   // SimuMax pads from orig_vocab_size when it is set (it records the unpadded size there).
   const auto orig_vocab = r.optional_int("orig_vocab_size", Sign::kPositive);

@@ -153,6 +153,8 @@ INSTANTIATE_TEST_SUITE_P(
                        "/hiden_size: unknown field; did you mean 'hidden_size'?"},
         ModelErrorCase{"missing", R"({"hidden_size": null})", false, "/hidden_size: required field is missing"},
         ModelErrorCase{"float", R"({"layer_num": 80.7})", false, "/layer_num: expected a positive integer, got 80.7"},
+        ModelErrorCase{"huge_layers", R"({"layer_num": 32768})", false,
+                       "/layer_num: expected at most 32767 layers, got 32768"},
         ModelErrorCase{"bool", R"({"head_num": true})", false, "/head_num: expected a positive integer, got true"},
         ModelErrorCase{"swiglu", R"({"use_swiglu": 1})", false, "/use_swiglu: expected true or false, got 1"},
         ModelErrorCase{"mode", R"({"group_linear_mode": "serail"})", false,

@@ -89,6 +89,9 @@ void read_batch_and_groups(ObjectReader& r, StrategyConfig& s) {
     r.fail("micro_batch_num", "must be at least 1 (SimuMax accepts 0 and reports a step that trains nothing)");
   }
   s.micro_batch_num = r.required_int("micro_batch_num", Sign::kPositive);
+  if (s.micro_batch_num > 32767) {  // graph::Task keeps a micro-batch in 16 bits (23 M tasks at 16k GPUs)
+    r.fail("micro_batch_num", "expected at most 32767 micro-batches, got " + std::to_string(s.micro_batch_num));
+  }
   if (const auto it = r.json().find("dtype"); it != r.json().end() && *it == "fp8") {
     r.fail("dtype",
            "expected one of \"bf16\", \"fp16\", \"fp32\", got \"fp8\"; fp8 training is the separate "

@@ -164,6 +164,8 @@ INSTANTIATE_TEST_SUITE_P(
         StrategyErrorCase{"zero_mbc", R"({"micro_batch_num": 0})",
                           "/micro_batch_num: must be at least 1 (SimuMax accepts 0 and reports a step that trains "
                           "nothing)"},
+        StrategyErrorCase{"huge_mbc", R"({"micro_batch_num": 32768})",
+                          "/micro_batch_num: expected at most 32767 micro-batches, got 32768"},
         StrategyErrorCase{"dtype_fp8", R"({"dtype": "fp8"})",
                           "/dtype: expected one of \"bf16\", \"fp16\", \"fp32\", got \"fp8\"; fp8 training is the "
                           "separate flag \"fp8\": true (with dtype \"bf16\")"},

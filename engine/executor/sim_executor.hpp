@@ -30,6 +30,9 @@ struct SimOptions {
   // false: the returned Timeline has no start/end arrays (16 bytes a task saved; makespan, executor and links
   // are still set), for a run whose per-task times only a sink needs.
   bool keep_timeline = true;
+  // Our log level inside libsimumax_sim.so, which has its own copy of the logging set-up (common::log_level()
+  // of the caller); empty: leave it.
+  std::string log_level;
 };
 
 // Runs `graph` on the platform and returns when each task started and ended (executor = "sim"), and what

@@ -58,26 +58,30 @@ struct OpRef {
   auto key() const { return std::tuple(chunk, block, op, work, comm); }
 };
 
+// 64 bytes (a static_assert below): a 16,384-GPU step has 23 M of them, so every field is as narrow as its
+// range allows (micro-batches, layers and chunks fit in 16 bits; lowering checks the micro-batch count).
 struct Task {
   double seconds = 0;          // duration on an idle machine (analytical)
   double latency_seconds = 0;  // communication: the part of `seconds` that is latency, not bandwidth
+  int64_t mem_peak_bytes = 0;  // transient memory above the rank's live memory while it runs (>= 0)
+  int64_t mem_delta_bytes = 0; // change of the rank's live memory when it ends (+ saved, - freed)
   uint32_t rank = 0;           // compute: the rank running it; communication: the group's first member
   uint32_t group = kNoGroup;   // communication / barrier: index into TaskGraph::groups
   uint32_t name = 0;           // index into TaskGraph::names
+  uint32_t op_ref = kNoOpRef;  // index into TaskGraph::op_refs; kNoOpRef: pipeline, DP, optimizer, barrier
+  int16_t microbatch = -1;
+  int16_t layer = -1;          // global layer index, -1 outside layers
+  int16_t chunk = -1;          // virtual pipeline chunk
   TaskKind kind = TaskKind::kCompute;
   CommPattern pattern = CommPattern::kNone;
   // F, B+W or recompute: a B or W task carries kBackward (traces and summaries show the whole backward; its
   // name says which half). None: the step's end (DP collectives, optimizer, barrier), outside every pass.
   std::optional<schedule::Pass> pass;
   bool network = false;        // true: the sim executor sends it as flows that can contend on shared links
-  int32_t microbatch = -1;
-  int32_t layer = -1;          // global layer index, -1 outside layers
-  int32_t chunk = -1;          // virtual pipeline chunk
-  uint32_t op_ref = kNoOpRef;  // index into TaskGraph::op_refs; kNoOpRef: pipeline, DP, optimizer, barrier
   uint8_t stream = 0;          // the rank's stream it is ordered on (Stream); streams run concurrently
-  int64_t mem_peak_bytes = 0;  // transient memory above the rank's live memory while it runs (>= 0)
-  int64_t mem_delta_bytes = 0; // change of the rank's live memory when it ends (+ saved, - freed)
 };
+static_assert(sizeof(Task) == 64, "Task is the bulk of a large run's memory: keep it at 64 bytes");
+inline constexpr int32_t kMaxTaskIndex16 = std::numeric_limits<int16_t>::max();  // micro-batches, layers, chunks
 
 // Static (model-state) memory of one rank, present from the start of the step.
 struct RankStatic {

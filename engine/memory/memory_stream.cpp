@@ -24,7 +24,7 @@ MemoryStream::MemoryStream(const graph::TaskGraph& g, double mem_factor)
   for (const graph::Task& t : g.tasks) {
     if (!caches(t)) continue;
     micro_batches_ = std::max<int64_t>(micro_batches_, t.microbatch + 1);
-    chunks_ = std::max<int64_t>(chunks_, std::max(t.chunk, 0) + 1);
+    chunks_ = std::max<int64_t>(chunks_, std::max<int>(t.chunk, 0) + 1);
   }
   caches_.resize(static_cast<size_t>(g.num_ranks * micro_batches_ * chunks_));
   for (const graph::Task& t : g.tasks) {
@@ -43,7 +43,7 @@ MemoryStream::MemoryStream(const graph::TaskGraph& g, double mem_factor)
 }
 
 int64_t MemoryStream::cache_slot(const graph::Task& t) const {
-  const int64_t chunk = std::max(t.chunk, 0);
+  const int64_t chunk = std::max<int>(t.chunk, 0);
   if (t.microbatch < 0 || t.microbatch >= micro_batches_ || chunk >= chunks_) return -1;
   return (static_cast<int64_t>(t.rank) * micro_batches_ + t.microbatch) * chunks_ + chunk;
 }

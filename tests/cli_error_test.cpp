@@ -164,9 +164,14 @@ const std::vector<ErrorCase>& cases() {
        "error: --grid /dev/null: no grid line in the file"},
       {"ConfigIsADevice", model_case("/dev/zero"),
        "error: /dev/zero: is not a regular file (a config must be a JSON file)"},
-      // A billion layers: refused from the estimate before any graph is built (it was bad_alloc after 13 s).
-      {"StepTooLargeForTheMachine", model_case("tests/data/config_errors/layer_num_1e9.json"),
-       "error: this step would lower to about 1.6e+10 tasks (~1760 GB of memory), over --max-tasks 1.5e+08: use a "
+      // A billion layers: more than a task record holds (it was bad_alloc after 13 s).
+      {"ABillionLayers", model_case("tests/data/config_errors/layer_num_1e9.json"),
+       "error: tests/data/config_errors/layer_num_1e9.json: /layer_num: expected at most 32767 layers, got 1000000000"},
+      // 30,000 layers x 30,000 micro-batches: refused from the estimate before any graph is built.
+      {"StepTooLargeForTheMachine",
+       {"run", "--model", "tests/data/config_errors/layer_num_30000.json", "--strategy",
+        "tests/data/config_errors/micro_batch_num_30000.json", "--system", "platforms/b200_bf16.json"},
+       "error: this step would lower to about 1.8e+09 tasks (~198 GB of memory), over --max-tasks 1.5e+08: use a "
        "coarser --granularity, --ranks stages, fewer micro-batches or layers, or raise --max-tasks"},
       {"SearchSpaceOverItsLimit", {"search", "--model", "models/llama3-70b.json", "--system", "platforms/b200_bf16.json",
                                    "--world-size", "64", "--global-batch-size", "512", "--seq-len", "4096",

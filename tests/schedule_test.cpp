@@ -14,6 +14,7 @@
 #include "engine/executor/fast_executor.hpp"
 #include "engine/graph/pipeline_schedule.hpp"
 #include "engine/simulate.hpp"
+#include "tests/schedule_unit_step.hpp"
 
 namespace simumax {
 namespace {
@@ -22,6 +23,7 @@ using graph::Program;
 using schedule::Pass;
 
 const std::string kRoot = SIMUMAX_SOURCE_DIR;
+using tests::unit_step;
 
 // ---- The program ----
 
@@ -81,26 +83,6 @@ TEST(ZbH1Program, IsOneFOneBWithTheBackwardSplit) {
 }
 
 // ---- Step time against the formula ----
-
-// The default scenario's model on `pp` stages of 4 layers, with every pass's time set by hand: F, B and W per
-// chunk, no transfer time, no DP or optimizer work. Returns the step time of the chunk-task graph.
-double unit_step(int pp, int mbc, double f, double b, double w, const std::string& schedule) {
-  config::Scenario s = config::load_scenario(kRoot + "/scenarios/default.json");
-  s.model.layer_num = 4 * pp;
-  s.strategy.pp_size = pp, s.strategy.world_size = pp, s.strategy.micro_batch_num = mbc;
-  s.strategy.pipeline_schedule = schedule;
-  const model::StepModel m = model::build_step_model(s);
-  cost::StepCost c = cost::cost_step(s, m);
-  for (auto& cc : c.chunks) {
-    cc.fwd_seconds = f, cc.bwd_seconds = b + w, cc.wgrad_seconds = w;
-    cc.dense_dp = cc.moe_dp = cost::DpCost{};
-    cc.optimizer = cost::OptimizerCost{};
-  }
-  c.p2p = cost::CommTime{};
-  c.straggler_ratio = 1;
-  const auto g = graph::lower_step(s, m, c, {graph::Granularity::kChunk, graph::RankScope::kStages});
-  return executor::run_fast(g).makespan;
-}
 
 // The paper's hand-computed case (its Figure 3 with pp 4): pp 4, 8 micro-batches, unit F, B and W. 1F1B takes
 // m (F+B+W) + (p-1)(F+B+W) = 24 + 9; ZB-H1 m (F+B+W) + (p-1)(F+B-W) = 24 + 3.

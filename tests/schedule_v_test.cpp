@@ -15,6 +15,7 @@
 #include "engine/graph/pipeline_schedule.hpp"
 #include "engine/schedule/registry.hpp"
 #include "engine/simulate.hpp"
+#include "tests/schedule_unit_step.hpp"
 
 namespace simumax {
 namespace {
@@ -23,6 +24,7 @@ using schedule::Program;
 using schedule::Pass;
 
 const std::string kRoot = SIMUMAX_SOURCE_DIR;
+using tests::unit_step;
 
 std::vector<Program> programs(const std::string& name, int pp, int mbc) {
   schedule::Layout l;
@@ -104,26 +106,6 @@ TEST(DualPipeVProgram, RunsEachPassOnceAndHoldsAtMostTwoPpPlusOneForwards) {
       check_transfers(progs, mbc, what);
     }
   }
-}
-
-// The default scenario's model on `pp` ranks of 4 layers (2 per V stage), every pass's time set by hand per
-// chunk: F, B (input gradient) and W; no transfer time, no DP or optimizer work. The chunk-task graph's step.
-double unit_step(int pp, int mbc, double f, double b, double w, const std::string& schedule) {
-  config::Scenario s = config::load_scenario(kRoot + "/scenarios/default.json");
-  s.model.layer_num = 4 * pp;
-  s.strategy.pp_size = pp, s.strategy.world_size = pp, s.strategy.micro_batch_num = mbc;
-  s.strategy.pipeline_schedule = schedule;
-  const model::StepModel m = model::build_step_model(s);
-  cost::StepCost c = cost::cost_step(s, m);
-  for (auto& cc : c.chunks) {
-    cc.fwd_seconds = f, cc.bwd_seconds = b + w, cc.wgrad_seconds = w;
-    cc.dense_dp = cc.moe_dp = cost::DpCost{};
-    cc.optimizer = cost::OptimizerCost{};
-  }
-  c.p2p = cost::CommTime{};
-  c.straggler_ratio = 1;
-  const auto g = graph::lower_step(s, m, c, {graph::Granularity::kChunk, graph::RankScope::kStages});
-  return executor::run_fast(g).makespan;
 }
 
 // ZB-V with T_F = T_B = T_W (the paper's assumption): no rank idles once it has started, so the step is each

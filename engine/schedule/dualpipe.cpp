@@ -245,16 +245,7 @@ std::string dualpipe_v_why(const Layout& l) {
   if (l.micro_batches < 2 * l.pp) {
     return fmt::format("micro_batch_num {} is smaller than 2 * pp_size = {}", l.micro_batches, 2 * l.pp);
   }
-  if (l.custom_end_stages) return "num_layers_in_first_pipeline_stage or num_layers_in_last_pipeline_stage is set";
-  if (l.layer_slots % (2 * l.pp) != 0) {
-    const std::string counted =
-        l.layer_slots == l.layers ? "" : fmt::format(" (+{} for embedding/loss)", l.layer_slots - l.layers);
-    return fmt::format("layer_num {}{} does not split into 2 * pp_size = {} stages", l.layers, counted, 2 * l.pp);
-  }
-  if (l.overlapped_dp) {
-    return "megatron_overlap_grad_reduce or megatron_overlap_param_gather is on, which is not modelled with it";
-  }
-  return "";
+  return v_shape_why(l);
 }
 
 std::string dualpipe_v_refusal(const Layout& l, const std::string& legal) {

@@ -54,4 +54,17 @@ std::string refusal(const std::string& name, const Layout& layout) {
   return why.empty() ? why : s.refusal(layout, legal(layout));
 }
 
+std::string v_shape_why(const Layout& l) {
+  if (l.custom_end_stages) return "num_layers_in_first_pipeline_stage or num_layers_in_last_pipeline_stage is set";
+  if (l.layer_slots % (2 * l.pp) != 0) {
+    const std::string counted =
+        l.layer_slots == l.layers ? "" : fmt::format(" (+{} for embedding/loss)", l.layer_slots - l.layers);
+    return fmt::format("layer_num {}{} does not split into 2 * pp_size = {} stages", l.layers, counted, 2 * l.pp);
+  }
+  if (l.overlapped_dp) {
+    return "megatron_overlap_grad_reduce or megatron_overlap_param_gather is on, which is not modelled with it";
+  }
+  return "";
+}
+
 }  // namespace simumax::schedule

@@ -56,4 +56,8 @@ std::string legal(const Layout& layout);
 // Why `name` cannot run `layout` (the full message), or "". REQUIRES: `name` is registered.
 std::string refusal(const std::string& name, const Layout& layout);
 
+// What every V-shaped schedule (Placement::kVShape) refuses, or "": custom first/last stage layer counts, layers
+// that do not split into 2 * pp stages, and overlapped DP (not modelled with them).
+std::string v_shape_why(const Layout& layout);
+
 }  // namespace simumax::schedule

@@ -111,13 +111,45 @@ TEST(DualPipeVProgram, RunsEachPassOnceAndHoldsAtMostTwoPpPlusOneForwards) {
 // ZB-V with T_F = T_B = T_W (the paper's assumption): no rank idles once it has started, so the step is each
 // rank's 2m (F + B + W) plus the p - 1 forwards the last rank waits for its first input, 6m + p - 1 in unit
 // passes; the authors' scheduler (zbv.py, PipelineGraph.try_v_schedule with unit costs and no transfer time) gives
-// the same makespan. Hand-computed: pp 4, 8 micro-batches: 48 + 3 = 51. Our greedy reaches it from 2p - 1
-// micro-batches on.
+// the same makespan. Hand-computed: pp 4, 8 micro-batches: 48 + 3 = 51. Our greedy reaches it from p
+// micro-batches on (ZbVTime.FewerMicroBatchesThanTwoPMinusOneMatchTheAuthorsGreedy).
 TEST(ZbVTime, UnitPassesHaveNoBubbleOnceARankHasStarted) {
   EXPECT_DOUBLE_EQ(unit_step(4, 8, 1, 1, 1, "zb-v"), 51.0);
   for (auto [pp, mbc] : {std::pair{2, 4}, {2, 8}, {3, 6}, {4, 7}, {4, 16}, {8, 16}, {8, 32}, {16, 32}}) {
     EXPECT_DOUBLE_EQ(unit_step(pp, mbc, 1, 1, 1, "zb-v"), 6.0 * mbc + pp - 1) << pp << " " << mbc;
     EXPECT_DOUBLE_EQ(unit_step(pp, mbc, 2, 2, 2, "zb-v"), 2 * (6.0 * mbc + pp - 1)) << pp << " " << mbc;
+  }
+}
+
+// The authors' greedy (zbv.py, PipelineGraph.try_v_schedule, costs f = b = w = 1, c = 0, max_mem 2p forwards)
+// with fewer than 2p - 1 micro-batches. Its warm-up puts F of chunk 0 on every rank, then from the last rank up
+// rank i's first chunk-1 F, adding chunk-0 F's on ranks 0..i only while they end before that F's input arrives;
+// then rounds of one B and one F per rank, W's filling the waits. Its B/W "chunk 0" is our chunk 1 (create_schedule
+// swaps them). Hand-run, pp 2, m 2, in our names (F/f forward of chunk 0/1, B/b input gradient, W/w weights,
+// [start, end)):
+//   rank 0: F0 [0,1) F1 [1,2) f0 [3,4) (rank 1's f0 ends at 3) b0 [4,5) f1 [5,6) b1 [6,7) B0 [7,8) w0 [8,9)
+//           B1 [9,10) w1 W0 W1 [10,13)
+//   rank 1: F0 [1,2) f0 [2,3) F1 [3,4) f1 [4,5) b0 [5,6) B0 [6,7) b1 [7,8) B1 [8,9) w0 W0 w1 W1 [9,13)
+// 13 = 6m + p - 1: each rank runs its 6m passes and waits p - 1 (rank 1 at the start, rank 0 for f0). Run the same
+// way on every (p, m) with 2 <= p <= 16 and p <= m <= 2p - 2 it gives 6m + p - 1 (no rank waits more than the
+// V's p - 1), and below p micro-batches more (p 4: 17, 19, 23 for m 1, 2, 3; p 8, m 4: 39). Our order used to
+// fill 2p forwards first (rank 0 there: F0 F1 f0 f1 b0 ..., waiting for f1) and took 2 (2p - 1 - m) more.
+TEST(ZbVTime, FewerMicroBatchesThanTwoPMinusOneMatchTheAuthorsGreedy) {
+  for (auto [pp, mbc, step] : {std::tuple{2, 2, 13}, {3, 3, 20}, {3, 4, 26}, {4, 4, 27}, {4, 5, 33}, {4, 6, 39},
+                               {8, 8, 55}, {8, 11, 73}, {8, 14, 91}, {16, 16, 111}, {16, 23, 153}, {16, 30, 195},
+                               {4, 1, 17}, {4, 2, 19}, {4, 3, 23}, {8, 4, 39}}) {
+    EXPECT_DOUBLE_EQ(unit_step(pp, mbc, 1, 1, 1, "zb-v"), step) << pp << " " << mbc;
+  }
+  for (int pp = 2; pp <= 8; ++pp) {
+    for (int mbc = pp; mbc <= 2 * pp - 2; ++mbc) {
+      const std::string what = "pp " + std::to_string(pp) + " mbc " + std::to_string(mbc);
+      EXPECT_DOUBLE_EQ(unit_step(pp, mbc, 1, 1, 1, "zb-v"), 6.0 * mbc + pp - 1) << what;
+      const auto progs = programs("zb-v", pp, mbc);
+      for (int r = 0; r < pp; ++r) {
+        EXPECT_LE(check_rank(progs[r], mbc, what, true), 2 * pp) << what << " rank " << r;
+      }
+      check_transfers(progs, mbc, what);
+    }
   }
 }
 

@@ -4,8 +4,9 @@
 // a model cut into 2pp stages, so the forward runs down the ranks and back up (a "V"), and so does the backward,
 // split into B and W. The program here is our own greedy over equal pass times (the paper's T_F = T_B = T_W),
 // in the spirit of theirs: forwards fill each rank up to 1F1B's activation memory (2pp chunk forwards in
-// flight), then every rank alternates one backward and one forward; a W runs when a forward needs its memory or
-// when it ends before the next pass's input arrives, the rest at the end.
+// flight; fewer with fewer than 2pp - 1 micro-batches, see warm_up_cap), then every rank alternates one backward
+// and one forward; a W runs when a forward needs its memory or when it ends before the next pass's input arrives,
+// the rest at the end.
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -88,12 +89,22 @@ class VPlanner {
     while (!pending_[r].empty() && until >= t_[r] + 1) weight(r);
   }
 
-  // Each rank runs forwards, its mirror chunk's first when its input is there, until 2pp are in flight.
+  // How many chunk forwards rank r runs before its first B. From 2pp - 1 micro-batches on, 2pp: with unit passes
+  // they fill the 2pp slots before the input of its first B arrives (the loss on rank 0, then back up the V).
+  // With d = 2pp - 1 - m fewer micro-batches the chunk-0 forwards run out earlier and the warm-up's last forwards
+  // are chunk 1's, whose inputs come back up the V later and later: the last d - r of them would hold up the
+  // rank's first B (filling 2pp left 2d unit passes of bubble). They run in the rounds instead, each behind a B,
+  // as in the authors' greedy, whose warm-up places a forward only while it ends before the next chunk-1 input
+  // arrives (zbv.py, try_v_schedule). With unit costs this gives their makespan: 6m + pp - 1 for m >= pp, and
+  // theirs below that too (tests/schedule_v_test.cpp).
+  int warm_up_cap(int r) const { return 2 * pp_ - std::max(0, 2 * pp_ - 1 - mbc_ - r); }
+
+  // Each rank runs forwards, its mirror chunk's first when its input is there, up to its warm-up cap.
   void warm_up() {
     for (bool placed = true; placed;) {
       placed = false;
       for (int r = 0; r < pp_; ++r) {
-        if (in_flight_[r] >= 2 * pp_) continue;
+        if (in_flight_[r] >= warm_up_cap(r)) continue;
         int c = -1;
         for (int k : {1, 0}) {
           if (can(kF, r, k) && (c < 0 || std::max(t_[r], input(kF, r, k)) < std::max(t_[r], input(kF, r, c)))) c = k;

@@ -56,8 +56,9 @@ struct OpRef {
   auto key() const { return std::tuple(chunk, block, op, work, comm); }
 };
 
-// 64 bytes (a static_assert below): a 16,384-GPU step has 23 M of them, so every field is as narrow as its
-// range allows (micro-batches, layers and chunks fit in 16 bits; lowering checks the micro-batch count).
+// 64 bytes (a static_assert below), every field as narrow as its range allows (micro-batches, layers and chunks
+// fit in 16 bits; the config readers check the counts). A graph stores each distinct one once (TaskTable), and
+// reads return it by value, so that executors that read every task stay cheap.
 struct Task {
   double seconds = 0;          // duration on an idle machine (analytical)
   double latency_seconds = 0;  // communication: the part of `seconds` that is latency, not bandwidth
@@ -78,7 +79,7 @@ struct Task {
   bool network = false;        // true: the sim executor sends it as flows that can contend on shared links
   uint8_t stream = 0;          // the rank's stream it is ordered on (Stream); streams run concurrently
 };
-static_assert(sizeof(Task) == 64, "Task is the bulk of a large run's memory: keep it at 64 bytes");
+static_assert(sizeof(Task) == 64, "every read of a task copies one: keep it at 64 bytes");
 inline constexpr int32_t kMaxTaskIndex16 = std::numeric_limits<int16_t>::max();  // micro-batches, layers, chunks
 
 }  // namespace simumax::graph

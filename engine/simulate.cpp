@@ -19,6 +19,11 @@ namespace simumax {
 
 const char* to_string(ExecutorKind k) { return k == ExecutorKind::kSim ? "sim" : "fast"; }
 
+double estimated_bytes(double estimated_tasks, const RunOptions& options) {
+  const bool timeline = options.executor == ExecutorKind::kFast || options.keep_timeline || options.keep_memory_curves;
+  return estimated_tasks * (timeline ? 48 : 34);
+}
+
 namespace {
 
 // One logger for every run: search calls run_step hundreds of thousands of times.
@@ -92,7 +97,7 @@ StepRun run_step_folding(const config::Scenario& s, const RunOptions& options, F
     throw common::UsageError(fmt::format(
         "this step would lower to about {:.3g} tasks (~{:.0f} GB of memory), over --max-tasks {:.3g}: use a coarser "
         "--granularity, --ranks stages, fewer micro-batches or layers, or raise --max-tasks",
-        tasks, tasks * 110 / 1e9, options.max_tasks));
+        tasks, estimated_bytes(tasks, options) / 1e9, options.max_tasks));
   }
   r.graph = graph::lower_step(s, r.model, r.cost, options.lowering);
   log->info("graph: lowered {} tasks over {} ranks ({} granularity)", r.graph.size(), r.graph.num_ranks,

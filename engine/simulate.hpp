@@ -29,9 +29,9 @@ struct RunOptions {
   // (16 bytes a task): the summary and the per-rank statistics are folded as the tasks end (executor::TaskSink),
   // so only outputs that draw every task (trace, memory files) need them. The fast executor always keeps them.
   bool keep_timeline = true;
-  // A step whose graph::estimate_tasks is above this is refused (common::UsageError) before it is built: at
-  // ~110 bytes a task, 150 M tasks take ~16 GB.
-  double max_tasks = 150e6;
+  // A step whose graph::estimate_tasks is above this is refused (common::UsageError) before it is built: 400 M
+  // estimated tasks take ~14 GB on SimGrid without the timeline, ~19 GB with it (estimated_bytes).
+  double max_tasks = 400e6;
   // Layers and their costs built by earlier runs that build them alike (search's evaluator keeps one of each
   // per thread); null: built afresh.
   model::OpCache* op_cache = nullptr;
@@ -61,6 +61,11 @@ StepRun run_step(const config::Scenario& s, const RunOptions& options);
 // from the executor's task starts and ends (RankTimingSink, memory::MemoryStream: the sim executor feeds them as
 // it runs; the fast executor's timeline is replayed into them), so `memory` has cached_micro_batches set.
 RunResult simulate(const config::Scenario& s, const RunOptions& options);
+
+// The peak memory of a run of `estimated_tasks` (graph::estimate_tasks) with these options, for the refusal's
+// message. Measured at 16,384 GPUs (docs/simgrid.md): 34 bytes per estimated task on SimGrid without the
+// timeline, 48 with the per-task start and end times the fast executor and traces keep.
+double estimated_bytes(double estimated_tasks, const RunOptions& options);
 
 const char* to_string(ExecutorKind k);
 

@@ -171,7 +171,7 @@ const std::vector<ErrorCase>& cases() {
       {"StepTooLargeForTheMachine",
        {"run", "--model", "tests/data/config_errors/layer_num_30000.json", "--strategy",
         "tests/data/config_errors/micro_batch_num_30000.json", "--system", "platforms/b200_bf16.json"},
-       "error: this step would lower to about 1.8e+09 tasks (~198 GB of memory), over --max-tasks 1.5e+08: use a "
+       "error: this step would lower to about 1.8e+09 tasks (~86 GB of memory), over --max-tasks 4e+08: use a "
        "coarser --granularity, --ranks stages, fewer micro-batches or layers, or raise --max-tasks"},
       {"SearchSpaceOverItsLimit", {"search", "--model", "models/llama3-70b.json", "--system", "platforms/b200_bf16.json",
                                    "--world-size", "64", "--global-batch-size", "512", "--seq-len", "4096",

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <vector>
 
+#include <spdlog/fmt/fmt.h>
+
 #include "engine/common/error.hpp"
 #include "engine/common/target.hpp"
 #include "engine/config/scenario.hpp"
@@ -23,10 +25,11 @@ extern char** environ;
 namespace simumax::tools {
 
 void bench_rail_fabric(const std::string& self, const std::string& scenario, const std::string& out_dir,
-                       double target_s, double target_gb) {
+                       double target_s, double target_gb, double oversubscription) {
   const config::Scenario s = config::load_scenario(scenario);
   platform::PlatformSpec spec = platform::platform_from_system(s.system, s.strategy.world_size);
   spec.topology = platform::Topology::kRail;
+  spec.oversubscription = oversubscription;
   const std::string xml =
       (std::filesystem::temp_directory_path() / ("simumax-bench-rail-" + std::to_string(::getpid()) + ".xml")).string();
   report::write_file_atomically(xml, platform::platform_xml(spec));
@@ -47,7 +50,8 @@ void bench_rail_fabric(const std::string& self, const std::string& scenario, con
   std::filesystem::remove(xml);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw common::UsageError("benchmark child failed: " + scenario);
   const double gb = static_cast<double>(usage.ru_maxrss) * 1024 / 1e9;  // ru_maxrss is in KiB on Linux
-  const std::string what = "sim, every rank of " + std::to_string(s.strategy.world_size) + " GPUs, rail fat-tree";
+  std::string what = "sim, every rank of " + std::to_string(s.strategy.world_size) + " GPUs, rail fat-tree";
+  if (oversubscription != 1) what += fmt::format(" {:g}:1", oversubscription);
   std::printf("%-58s %10.3f %-3s %s\n", what.c_str(), wall, "s", common::target_verdict(wall, target_s, true).c_str());
   std::printf("%-58s %10.3f %-3s %s\n", "  peak memory of that process", gb, "GB",
               common::target_verdict(gb, target_gb, true).c_str());

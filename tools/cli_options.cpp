@@ -24,7 +24,7 @@ void add_engine_options(CLI::App& sub, EngineArgs& a) {
   sub.add_option("--platform", a.platform, "SimGrid platform XML for --executor sim (default: generated)");
   add_fidelity_option(sub, a.fidelity);
   sub.add_option("--max-tasks", a.max_tasks,
-                 "refuse a step estimated above this many tasks before building it (~110 bytes each)")
+                 "refuse a step estimated above this many tasks before building it (34-48 bytes each)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
 }

@@ -29,6 +29,7 @@ struct BenchArgs {
   std::string big_scenario = "scenarios/bench/llama3_70b_512gpu_tp8_pp4_dp16.json";
   std::string fabric_scenario = "scenarios/bench/llama3_70b_4096gpu_tp8_pp8_dp64.json";
   std::string scale_scenario = "scenarios/bench/llama3_70b_16384gpu_tp8_pp8_dp256.json";
+  std::string scale131k_scenario = "scenarios/bench/llama3_405b_131072gpu_tp8_pp16_dp1024.json";
   std::string grid = "../shared/reference/simumax_grid.jsonl";
   int repeats = 5;
   std::vector<std::string> only;  // sections to run; empty: all
@@ -131,6 +132,8 @@ int do_bench(const BenchArgs& a) {
   if (a.runs("fabric")) bench_rail_fabric(a.self, a.fabric_scenario, out, 60, 4);
   // 5. The same at 16,384 GPUs (dp 256): minutes on two cores, so only when named (--only scale).
   if (a.named("scale")) bench_rail_fabric(a.self, a.scale_scenario, out, 20, 1.5);
+  // 6. Every rank of 131,072 GPUs (llama3-405b tp8 pp16 dp1024 mbc128), 2:1 at the spine: only when named.
+  if (a.named("scale131k")) bench_rail_fabric(a.self, a.scale131k_scenario, out, 600, 16, 2);
   std::error_code ec;
   std::filesystem::remove_all(out, ec);  // the children's outputs: only their timings matter
   return sink > 0 ? 0 : 3;
@@ -149,12 +152,16 @@ std::function<int()> add_bench(CLI::App& app, const char* argv0) {
   sub->add_option("--scale-scenario", args->scale_scenario,
                   "scenario for the 16,384-GPU rail fat-tree sim (run only with --only scale)")
       ->capture_default_str();
+  sub->add_option("--scale131k-scenario", args->scale131k_scenario,
+                  "scenario for the 131,072-GPU rail fat-tree sim, 2:1 at the spine (run only with --only scale131k)")
+      ->capture_default_str();
   sub->add_option("--grid", args->grid, "SimuMax grid for the largest-line timing (skipped if absent)")
       ->capture_default_str();
   sub->add_option("--repeats", args->repeats, "process runs (the best is reported)")->capture_default_str()->check(CLI::Range(1, 100));
-  sub->add_option("--only", args->only, "sections to run (default: all but scale, which runs only when named)")
+  sub->add_option("--only", args->only,
+                  "sections to run (default: all but scale and scale131k, which run only when named)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"process", "fast", "grid", "search", "sim", "fabric", "scale"}));
+      ->check(CLI::IsMember({"process", "fast", "grid", "search", "sim", "fabric", "scale", "scale131k"}));
   return [sub, args]() { return sub->parsed() ? do_bench(*args) : -1; };
 }
 

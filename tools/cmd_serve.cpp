@@ -14,6 +14,7 @@
 #include "engine/common/error.hpp"
 #include "engine/report/html_report.hpp"
 #include "engine/report/json_text.hpp"
+#include "tools/allocator.hpp"
 #include "tools/commands.hpp"
 #include "tools/serve_jobs.hpp"
 #include "tools/serve_paths.hpp"
@@ -80,6 +81,7 @@ void not_found(httplib::Response& res, const std::string& what) {
 
 void serve(const ServeArgs& a) {
   const ServeRoots roots = make_serve_roots(a.roots);
+  return_freed_pages_at_once();
   httplib::Server server;
   std::mutex run_mutex;  // the engine's loggers and caches are not meant for concurrent runs
   SearchJob search;      // its evaluators are independent of the runs' (as its own threads are of each other)

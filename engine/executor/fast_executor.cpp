@@ -22,7 +22,7 @@ Timeline run_fast(const graph::TaskGraph& g) {
   size_t head = 0;
   while (head < queue.size()) {
     const uint32_t t = queue[head++];
-    const double end = tl.start[t] + g.tasks[t].seconds;
+    const double end = tl.start[t] + g.tasks.proto(t).seconds;
     tl.end[t] = end;
     tl.makespan = std::max(tl.makespan, end);
     for (uint32_t i = g.succ_offsets[t]; i < g.succ_offsets[t + 1]; ++i) {

@@ -224,7 +224,7 @@ void SimRun::start(uint32_t task, double now) {
 
 void SimRun::finish(uint32_t task, double now) {
   if (keep_) tl_.end[task] = now;
-  if (!keep_ && g_.tasks[task].network) net_start_.erase(task);
+  if (!keep_ && g_.tasks.proto(task).network) net_start_.erase(task);
   if (sink_) sink_->ended(task, now);
   tl_.makespan = std::max(tl_.makespan, now);
   ++completed_;

@@ -72,17 +72,19 @@ void GraphBuilder::end_batch(uint32_t rank) {
   if (!batch_[rank].empty()) frontier(rank, kComputeStream).swap(batch_[rank]);
 }
 
+void GraphBuilder::set_seconds(uint32_t id, double seconds) {
+  Task t = g_.tasks[id];
+  t.seconds = seconds;
+  g_.tasks.set(id, t);
+}
+
 uint32_t GraphBuilder::append(Task t) {
-  const auto id = static_cast<uint32_t>(g_.tasks.size());
-  g_.tasks.push_back(t);
+  const uint32_t id = g_.tasks.push_back(t);
   g_.for_each_rank(t, [&](uint32_t r) { follow(r, id, t.stream); });
   return id;
 }
 
-uint32_t GraphBuilder::add_detached(Task t) {
-  g_.tasks.push_back(t);
-  return static_cast<uint32_t>(g_.tasks.size() - 1);
-}
+uint32_t GraphBuilder::add_detached(Task t) { return g_.tasks.push_back(t); }
 
 // A counting sort of the edges by their source, stable (successors in the order their edges were added, as
 // Boost's compressed_sparse_row_graph orders them), written straight into the graph's arrays: no second copy of
@@ -103,6 +105,7 @@ void GraphBuilder::finish() {
   for (uint32_t v = n; v > 0; --v) offsets[v] = offsets[v - 1];
   offsets[0] = 0;
   std::vector<std::pair<uint32_t, uint32_t>>().swap(edges_);
+  g_.tasks.seal();
 }
 
 }  // namespace simumax::graph

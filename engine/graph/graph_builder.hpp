@@ -20,7 +20,8 @@ class GraphBuilder {
   size_t size() const { return g_.tasks.size(); }
   void reserve(size_t tasks);  // room for `tasks` tasks and twice as many edges
   uint32_t num_ranks() const { return g_.num_ranks; }
-  Task& task(uint32_t id) { return g_.tasks[id]; }
+  Task task(uint32_t id) const { return g_.tasks[id]; }
+  void set_seconds(uint32_t id, double seconds);  // of a task already added
   // The compute stream also waits for everything issued so far on `stream`.
   void wait_stream(uint32_t rank, uint8_t stream);
   uint32_t group(const std::vector<uint32_t>& members);  // interned; one member -> kNoGroup

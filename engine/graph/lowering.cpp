@@ -211,6 +211,8 @@ TaskGraph lower_step(const config::Scenario& s, const model::StepModel& m, const
   const Layout lay{st.tp_size, st.cp_size, st.dp_size(), st.pp_size};
   TaskGraph g;
   set_up_ranks(s, m, lay, options.scope, g);
+  // Every rank of a stage runs the same steps: their tasks share prototypes (a hash per task, worth it only here).
+  g.tasks.set_interning(options.scope == RankScope::kAll);
   GraphBuilder b(g);
   // The estimate (an over-estimate at layer granularity: 27.5 M for 23.3 M tasks at 16k GPUs) instead of
   // growing by doubling: each doubling briefly holds the old and the new array (2 x 1.5 GB at 16k GPUs), and

@@ -193,7 +193,7 @@ void StageEmitter::overlapped_buckets(const std::vector<uint32_t>& group, bool e
     acc += static_cast<double>(expert ? lead[k].moe_numel : lead[k].dense_numel) * bytes_per_param;
     if (flight[kDpStream].seconds > 0) {
       const double wall = cost::run_beside(flight, b_.task(lead[k].task).seconds);
-      for (uint32_t r : group) b_.task(uses[r][k].task).seconds = wall;
+      for (uint32_t r : group) b_.set_seconds(uses[r][k].task, wall);
     }
     if (acc < bucket && k + 1 < lead.size()) continue;
     if (acc > 0) {

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -117,6 +119,46 @@ std::string line_of(const std::string& text, const std::string& needle) {
   const size_t at = text.find(needle);
   EXPECT_NE(at, std::string::npos) << needle;
   return std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+// The committed what-if XMLs keep the layout written before session 7 (each NIC link inside its leaf's zone);
+// `platform` now declares a leaf's links in "inter_node", before the leaf, so SimGrid loads 16k GPUs in linear
+// time. Same platform: every rank's timing and every link's load are byte-identical on both files.
+TEST(WhatIf, LinksDeclaredOutsideTheLeavesGiveByteIdenticalRuns) {
+  const struct {
+    const char* variant;
+    std::vector<std::string> options;
+    const char* leaf;
+  } cases[] = {
+      {"rail_4to1", {"--topology", "rail", "--oversubscription", "4"}, "<zone id=\"pod0.rail3\""},
+      {"fat_tree_2to1", {"--topology", "fat-tree", "--oversubscription", "2"}, "<zone id=\"leaf1\""},
+  };
+  for (const auto& c : cases) {
+    const fs::path xml = out_dir("relaid") / (std::string(c.variant) + ".xml");
+    fs::create_directories(xml.parent_path());
+    std::vector<std::string> args = {"platform", "platforms/b200_bf16.json", "--nodes", "16", "-o", xml.string()};
+    args.insert(args.end(), c.options.begin(), c.options.end());
+    ASSERT_EQ(run_cli(args).exit_code, 0) << c.variant;
+    // The two files differ where it matters: the old leaf holds its links, the new one only hosts and a router.
+    const std::string before = read_file(kDir + c.variant + ".xml"), after = read_file(xml.string());
+    const auto leaf_body = [&](const std::string& text) {
+      const size_t open = text.find(c.leaf);
+      return text.substr(open, text.find("</zone>", open) - open);
+    };
+    EXPECT_NE(leaf_body(before).find("<link "), std::string::npos) << c.variant;
+    EXPECT_EQ(leaf_body(after).find("<link "), std::string::npos) << c.variant;
+    const fs::path out_before = out_dir(std::string(c.variant) + "_before");
+    const fs::path out_after = out_dir(std::string(c.variant) + "_after");
+    for (const auto& [platform, out] : {std::pair{kDir + c.variant + ".xml", out_before}, {xml.string(), out_after}}) {
+      const auto r = run_cli({"run", kPrefix + c.variant + ".json", "-q", "--executor", "sim", "--ranks", "all",
+                              "--platform", platform, "-o", out.string()});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    for (const char* file : {"summary.json", "links.json", "ranks.json"}) {
+      EXPECT_EQ(read_file((out_before / file).string()), read_file((out_after / file).string()))
+          << c.variant << " " << file;
+    }
+  }
 }
 
 TEST(WhatIf, BrokenPlatformOfEachTopologyIsAOneLineError) {

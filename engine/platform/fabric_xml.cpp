@@ -6,49 +6,60 @@ namespace simumax::platform::detail {
 
 namespace {
 
-// The NIC hosts of `node` (all of them, or only GPU `rail`'s), indented. With one NIC per node, its GPUs'
-// NIC hosts share one link: the simulator keeps one NIC endpoint per rank, whatever the hardware.
-void append_node_nics(std::string& out, int indent, const PlatformSpec& spec, int64_t node, int64_t rail,
-                      const std::string& bandwidth) {
-  const int64_t gpn = spec.gpus_per_node;
-  out += node_comment(indent, node, gpn, rail);
-  if (spec.nic_per_node) {
-    const std::string pad(static_cast<size_t>(indent), ' ');
-    const std::string link = "inter.node" + std::to_string(node);
-    out += pad + "<link id=\"" + link + "\" bandwidth=\"" + bandwidth +
+// The NIC links of `node` (all its NICs', or only GPU `rail`'s; with one NIC per node, the node's one link).
+void append_node_links(std::string& out, int indent, const PlatformSpec& spec, int64_t node, int64_t rail,
+                       const std::string& bandwidth) {
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  auto link = [&](const std::string& id) {
+    out += pad + "<link id=\"" + id + "\" bandwidth=\"" + bandwidth +
            "\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n";
-    for (int64_t g = 0; g < gpn; ++g) {
-      const std::string host = nic_host_name(node * gpn + g);
-      out += pad + "<host id=\"" + host + "\" speed=\"1Pf\"/>\n";
-      out += pad + "<host_link id=\"" + host + "\" up=\"" + link + "_UP\" down=\"" + link + "_DOWN\"/>\n";
-    }
-    return;
-  }
+  };
+  const int64_t gpn = spec.gpus_per_node;
+  if (spec.nic_per_node) return link("inter.node" + std::to_string(node));
   for (int64_t g = rail >= 0 ? rail : 0; g < (rail >= 0 ? rail + 1 : gpn); ++g) {
-    const std::string host = nic_host_name(node * gpn + g);
-    append_endpoint(out, indent, host, "inter." + host, bandwidth);
+    link("inter." + nic_host_name(node * gpn + g));
   }
 }
 
+// The NIC hosts of `node` (all of them, or only GPU `rail`'s), indented, each tied by a <host_link> to its link
+// of append_node_links. With one NIC per node, its GPUs' NIC hosts share one link: the simulator keeps one NIC
+// endpoint per rank, whatever the hardware.
+void append_node_hosts(std::string& out, int indent, const PlatformSpec& spec, int64_t node, int64_t rail) {
+  const int64_t gpn = spec.gpus_per_node;
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  out += node_comment(indent, node, gpn, rail);
+  for (int64_t g = rail >= 0 ? rail : 0; g < (rail >= 0 ? rail + 1 : gpn); ++g) {
+    const std::string host = nic_host_name(node * gpn + g);
+    const std::string link = spec.nic_per_node ? "inter.node" + std::to_string(node) : "inter." + host;
+    out += pad + "<host id=\"" + host + "\" speed=\"1Pf\"/>\n";
+    out += pad + "<host_link id=\"" + host + "\" up=\"" + link + "_UP\" down=\"" + link + "_DOWN\"/>\n";
+  }
+}
+
+// A leaf's NIC links sit in zone "inter_node", before the leaf's Cluster zone, which holds only its router and
+// NIC hosts: SimGrid 3.32 looks every name up zone by zone (creating a link or host checks that the name is
+// new, a <host_link> finds its host and links), so links inside 512 leaves made the load quadratic.
 void append_leaf(std::string& out, const PlatformSpec& spec, const FabricLayout& layout, const Leaf& leaf,
                  const std::string& bandwidth) {
   out += "      <!-- leaf switch \"" + leaf.name + "\": node" + (leaf.nodes.size() > 1 ? "s " : " ") +
          std::to_string(leaf.nodes.front()) +
          (leaf.nodes.size() > 1 ? ".." + std::to_string(leaf.nodes.back()) : std::string()) +
          (leaf.rail >= 0 ? ", GPU " + std::to_string(leaf.rail) + " of each" : std::string()) + "; " +
-         std::to_string(layout.ports_per_leaf) + " NIC ports -->\n";
+         std::to_string(layout.ports_per_leaf) + " NIC ports, their links, then its zone -->\n";
+  for (int64_t node : leaf.nodes) append_node_links(out, 6, spec, node, leaf.rail, bandwidth);
   out += "      <zone id=\"" + leaf.name + "\" routing=\"Cluster\">\n";
   out += "        <router id=\"" + leaf.name + ".switch\"/>\n";
-  for (int64_t node : leaf.nodes) append_node_nics(out, 8, spec, node, leaf.rail, bandwidth);
+  for (int64_t node : leaf.nodes) append_node_hosts(out, 8, spec, node, leaf.rail);
   out += "      </zone>\n";
 }
 
 void append_leaves(std::string& out, const PlatformSpec& spec, const FabricLayout& layout,
                    const std::string& bandwidth) {
   out += "    <zone id=\"inter_node\" routing=\"Floyd\">\n";
-  for (const Leaf& leaf : layout.leaves) append_leaf(out, spec, layout, leaf, bandwidth);
+  // First: SimGrid's parser reads a zone that opens with a <link> as a zone of hosts, and then refuses <zone>.
   out += "      <!-- the spine tier, non-blocking: traffic between leaves is limited by their uplinks -->\n";
   out += "      <zone id=\"spine\" routing=\"Cluster\">\n        <router id=\"spine.switch\"/>\n      </zone>\n";
+  for (const Leaf& leaf : layout.leaves) append_leaf(out, spec, layout, leaf, bandwidth);
   out += "      <!-- each leaf's uplinks to all spine switches as one trunk: " + std::to_string(layout.ports_per_leaf) +
          " ports x " + bandwidth + " / oversubscription " + shortest(spec.oversubscription) + " -->\n";
   for (const Leaf& leaf : layout.leaves) {
@@ -68,7 +79,10 @@ void append_inter_node(std::string& out, const PlatformSpec& spec, const FabricL
   const std::string bandwidth = format_bandwidth(layout.port_bytes_per_s);
   if (spec.topology != Topology::kSingleSwitch) return append_leaves(out, spec, layout, bandwidth);
   out += "    <zone id=\"inter_node\" routing=\"Cluster\">\n";
-  for (int64_t node = 0; node < spec.nodes; ++node) append_node_nics(out, 6, spec, node, -1, bandwidth);
+  for (int64_t node = 0; node < spec.nodes; ++node) {
+    append_node_links(out, 6, spec, node, -1, bandwidth);
+    append_node_hosts(out, 6, spec, node, -1);
+  }
   out += "    </zone>\n";
 }
 
@@ -88,15 +102,16 @@ std::string fabric_description(const PlatformSpec& spec, const FabricLayout& lay
 )";
   }
   text += std::string("    * zone \"inter_node\" (routing Floyd, over ") + std::to_string(layout.leaves.size() + 1) +
-          " zones): one Cluster zone per leaf switch, holding its NICs\n" +
+          " zones): one Cluster zone per leaf switch, holding its NIC hosts\n" +
           (spec.topology == Topology::kRail
                ? "      (rail-optimised: leaf \"pod{p}.rail{g}\" holds NIC g of every node of pod p, " +
                      std::to_string(layout.nodes_per_leaf) + " nodes per pod)"
                : "      (fat-tree: leaf \"leaf{k}\" holds every NIC of nodes " + std::to_string(layout.nodes_per_leaf) +
                      "k .. " + std::to_string(layout.nodes_per_leaf) + "k+" +
                      std::to_string(layout.nodes_per_leaf - 1) + ")") +
-          R"(, each with its own SPLITDUPLEX link,
-      and a router "<leaf>.switch" through which traffic leaves the leaf. Zone "spine" holds one router
+          R"(, each with its own SPLITDUPLEX link
+      (declared in "inter_node" just before the leaf's zone: SimGrid 3.32 looks names up zone by zone, so links
+      inside hundreds of leaves make loading quadratic), and a router "<leaf>.switch" through which traffic leaves the leaf. Zone "spine" holds one router
       for the whole spine tier. Each leaf reaches it through one <zoneRoute> over its trunk "<leaf>.uplink":
       all the leaf's uplinks to all spine switches as one link, since ECMP spreads flows over them (one link
       per spine with a fixed spine per pair of leaves would pile a ring's flows onto one cable).

@@ -12,6 +12,7 @@
 #include "engine/config/config_text.hpp"
 #include "engine/report/memory_artifacts.hpp"
 #include "engine/report/simumax_results.hpp"
+#include "engine/report/rank_stats.hpp"
 #include "engine/report/summary.hpp"
 #include "engine/report/trace_writer.hpp"
 #include "engine/simulate.hpp"
@@ -129,6 +130,10 @@ void bind_run(py::module_& m) {
       .def_property_readonly("scenario", [](const Run& r) { return r.scenario; })
       .def("summary_json", [](const Run& r) { return report::summary_json(r.result.summary); },
            "summary.json's text")
+      .def("ranks_json", [](const Run& r) {
+        return report::ranks_json({r.scenario->name, r.result.summary.executor, r.result.summary.scope},
+                                  r.result.graph, r.result.timing, r.result.memory);
+      }, "ranks.json's text (one row per simulated rank, docs/report.md)")
       .def("summary_table", [](const Run& r) { return report::summary_table(r.result.summary); },
            "the table `simumax-sim run` prints")
       .def("write_summary", [](const Run& r, const std::string& dir) {

@@ -124,6 +124,30 @@ TEST(HtmlReportBrowser, DefaultScenarioDrawsEveryLaneSliceAndTheSummarysPeaks) {
   }
 }
 
+// ranks.json's slowest-ranks view: the latest ranks first as ranks.json orders them (late_ms, then job rank), and a
+// lateness histogram that counts every rank, with no row per rank on the page.
+TEST(HtmlReportBrowser, RanksViewListsTheLatestRanksFirstAndCountsEveryRank) {
+  const fs::path dir = scratch("ranks");
+  const CliResult r = run_cli({"run", "scenarios/default.json", "--ranks", "all", "--html", "-q", "-o", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string dom = render(dir / "report.html", "report_ranks", "1300,2600");
+  const Json ranks = Json::parse(read_file(dir / "ranks.json"));
+  std::vector<std::pair<double, int64_t>> late;
+  for (const Json& row : ranks["ranks"]) late.emplace_back(-row["late_ms"].get<double>(), row["rank"].get<int64_t>());
+  std::sort(late.begin(), late.end());
+  const size_t shown = std::min<size_t>(20, late.size());
+  EXPECT_EQ(attr(dom, "<section id=\"ranks\"[^>]*>", "data-ranks"), std::to_string(late.size()));
+  EXPECT_EQ(attr(dom, "<section id=\"ranks\"[^>]*>", "data-shown"), std::to_string(shown));
+  EXPECT_EQ(attr(dom, "<section id=\"ranks\"[^>]*>", "data-slowest-rank"), ranks["slowest_rank"].dump());
+  EXPECT_EQ(attr(dom, "<svg[^>]*id=\"ranks-histogram\"[^>]*>", "data-total"), std::to_string(late.size()));
+  const std::vector<std::string> rows = all_tags(dom, "<span[^>]*class=\"rank-late\"[^>]*>");
+  ASSERT_EQ(rows.size(), shown);
+  for (size_t i = 0; i < shown; ++i) {
+    EXPECT_EQ(attr(rows[i], "<span[^>]*>", "data-rank"), std::to_string(late[i].second)) << "row " << i;
+  }
+  EXPECT_EQ(attr(rows[0], "<span[^>]*>", "data-rank"), ranks["slowest_rank"].dump());
+}
+
 TEST(HtmlReportBrowser, SearchReportPlotsEveryCandidateAndTheParetoFront) {
   const fs::path dir = scratch("search");
   const CliResult r = run_cli({"search", "--model", "models/llama3-70b.json", "--system", "platforms/b200_bf16.json",

@@ -32,6 +32,10 @@ TEST(Serve, RunAnswersTheCliStepTimeAndAnEditChangesItToTheCliNumber) {
     const Json d = body_of(r);
     EXPECT_EQ(d["summary"]["step_time_ms"].get<double>(), cli_step_time_ms(tp)) << "tp " << tp;
     EXPECT_TRUE(d.contains("timeline") && d.contains("memory"));
+    // ranks.json's slowest-ranks view, as the report draws it: one rank per stage, the latest first.
+    ASSERT_TRUE(d.contains("ranks"));
+    EXPECT_EQ(d["ranks"]["ranks"].get<size_t>(), d["summary"]["stages"].size()) << "tp " << tp;
+    EXPECT_EQ(d["ranks"]["slowest"][0]["rank"], d["ranks"]["slowest_rank"]) << "tp " << tp;
   }
   Json bad = default_request(3);
   const std::string r = post(s.port(), "/api/run", bad.dump());
@@ -123,7 +127,7 @@ TEST(Serve, DownloadsAreTheBytesRunWritesForTheDownloadedScenario) {
   const CliResult r = run_cli({"run", (dir / "scenario.json").string(), "--trace", "--memory", "--simumax-outputs", "--html",
                                "-q", "-o", (dir / "run").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* file : {"summary.json", "trace.json", "memory_timeline.json", "memory_snapshot.json",
+  for (const char* file : {"summary.json", "ranks.json", "trace.json", "memory_timeline.json", "memory_snapshot.json",
                            "memory_snapshot.pickle", "compute_result.json", "mem_result.json", "base_info.json",
                            "simu_memory_result.json", "simu_memory_snapshot.json", "tracing_logs.json"}) {
     const std::string got = post(s.port(), std::string("/api/download?file=") + file, req);

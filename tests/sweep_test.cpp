@@ -60,7 +60,8 @@ TEST(Sweep, LocalRunWritesOneRowPerCaseInCaseOrderWhateverTheJobs) {
   ASSERT_EQ(count_lines(csv), 13u);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "index,name,label,system.networks.inter_node.bandwidth.gbps,strategy.tp_size,platform,status,error,"
-            "executor,step_time_ms,mfu,tokens_per_s,peak_reserved_gib,peak_alloc_gib,fits,headroom_gib");
+            "executor,step_time_ms,mfu,tokens_per_s,peak_reserved_gib,peak_alloc_gib,fits,headroom_gib,straggler_late_ms,"
+            "straggler_rank,max_exposed_comm_ms");
   // The first key varies slowest, the platforms fastest; an illegal combination is a row, not a stop.
   EXPECT_NE(csv.find("\n1,c0001,gbps=12.5 tp_size=1 platform=fat-tree-4to1,12.5,1,fat-tree-4to1,ok,,sim,"),
             std::string::npos);
@@ -99,6 +100,18 @@ TEST(Sweep, ACaseIsWhatRunGivesOnTheBasesOwnPlatform) {
   };
   EXPECT_EQ(without_name(read_file((dir / "sweep/cases/c0000/summary.json").string())),
             without_name(read_file((dir / "run/summary.json").string())));
+  EXPECT_EQ(without_name(read_file((dir / "sweep/cases/c0000/ranks.json").string())),
+            without_name(read_file((dir / "run/ranks.json").string())));
+  // The straggler columns (run with --ranks all): ranks.json's slowest rank, its lateness, the largest exposed comm.
+  const nlohmann::json ranks = nlohmann::json::parse(read_file((dir / "run/ranks.json").string()));
+  const nlohmann::json row = nlohmann::json::parse(read_file((dir / "sweep/sweep.json").string()))["cases"][0];
+  double exposed = 0;
+  for (const nlohmann::json& r : ranks["ranks"]) exposed = std::max(exposed, r["exposed_comm_ms"].get<double>());
+  const int64_t slowest = ranks["slowest_rank"];
+  EXPECT_EQ(row["straggler_rank"].get<int64_t>(), slowest);
+  EXPECT_EQ(row["straggler_late_ms"].get<double>(), ranks["ranks"][static_cast<size_t>(slowest)]["late_ms"].get<double>());
+  EXPECT_EQ(row["max_exposed_comm_ms"].get<double>(), exposed);
+  EXPECT_GT(exposed, 0);
 }
 
 TEST(Sweep, ThousandCasesRunLocally) {

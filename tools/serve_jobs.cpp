@@ -13,6 +13,7 @@
 #include "engine/report/html_report.hpp"
 #include "engine/report/run_outputs.hpp"
 #include "engine/report/serve_request.hpp"
+#include "engine/report/rank_stats.hpp"
 #include "engine/report/summary.hpp"
 #include "engine/report/text_file.hpp"
 #include "engine/compare/trace_compare.hpp"
@@ -50,7 +51,7 @@ void write_outputs(const ScratchDir& dir, const ScenarioRun& run, const report::
   report::write_run_outputs(dir.path(), view, r.summary, outputs);
 }
 
-// Writes the request's scenario into `dir` and runs it there with `lowering`; summary.json is written.
+// Writes the request's scenario into `dir` and runs it there with `lowering`; summary.json and ranks.json are written.
 ScenarioRun run_in(const ScratchDir& dir, const std::string& body, const graph::LoweringOptions& lowering) {
   const std::string scenario = report::inline_scenario_text(body);
   const std::string file = dir.path() + "/scenario.json";
@@ -61,6 +62,7 @@ ScenarioRun run_in(const ScratchDir& dir, const std::string& body, const graph::
     options.lowering = lowering;
     RunResult r = simulate(s, options);
     report::write_summary_json(dir.path(), r.summary);
+    report::write_ranks_json(dir.path(), {s.name, r.summary.executor, r.summary.scope}, r.graph, r.timing, r.memory);
     return {std::move(s), std::move(r)};
   } catch (const common::ConfigError& e) {
     rethrow_without(dir.path(), e);
@@ -82,7 +84,7 @@ ScratchDir::~ScratchDir() {
 
 const std::vector<std::string>& serve_run_files() {
   static const std::vector<std::string> files = [] {
-    std::vector<std::string> f = {"scenario.json", "summary.json", "trace.json", "memory_timeline.json",
+    std::vector<std::string> f = {"scenario.json", "summary.json", "ranks.json", "trace.json", "memory_timeline.json",
                                   "memory_snapshot.json", "memory_snapshot.pickle", "report.html"};
     for (const char* name : report::kSimumaxFiles) f.emplace_back(name);
     return f;

@@ -12,6 +12,7 @@
 #include "engine/common/units.hpp"
 #include "engine/platform/platform_spec.hpp"
 #include "engine/platform/platform_xml.hpp"
+#include "engine/report/rank_stats.hpp"
 #include "engine/report/record_fields.hpp"
 #include "engine/report/summary.hpp"
 #include "engine/report/text_file.hpp"
@@ -52,6 +53,10 @@ void run_case_here(const config::Sweep& s, size_t index, const std::string& dir)
   RunResult r = simulate(scenario, o);
   report::judge_fit(r.summary, s.run.memory_margin_gib * common::kGiB);
   report::write_summary_json(dir, r.summary);
+  // Every GPU's row: the case's straggler columns (docs/sweep.md); one row per stage says nothing of stragglers.
+  if (s.run.ranks == "all") {
+    report::write_ranks_json(dir, {scenario.name, r.summary.executor, r.summary.scope}, r.graph, r.timing, r.memory);
+  }
 }
 
 void run_cases_here(const config::Sweep& s, size_t first, size_t count, const std::string& cases_dir) {
@@ -105,6 +110,24 @@ std::string case_row(const config::Sweep& s, size_t index, const std::string& di
       out = {"failed", e.what()};
     }
   }
+  // The straggler: the latest rank (ranks.json's slowest_rank, as its late_ms orders them) and the largest
+  // exposed communication of any rank; only for cases run with `--ranks all`.
+  std::optional<double> late_ms, max_exposed_ms;
+  std::optional<int64_t> late_rank;
+  if (out.status == "ok" && s.run.ranks == "all") {
+    try {
+      const report::RankStats ranks = report::read_rank_stats(dir + "/ranks.json");
+      const std::vector<size_t> latest = report::slowest_ranks(ranks, 1);
+      if (!latest.empty()) {
+        late_ms = ranks.ranks[latest[0]].late_ms;
+        late_rank = ranks.ranks[latest[0]].rank;
+        max_exposed_ms = 0.0;
+        for (const report::RankRow& row : ranks.ranks) max_exposed_ms = std::max(*max_exposed_ms, row.exposed_comm_ms);
+      }
+    } catch (const common::ConfigError& e) {
+      out = {"failed", e.what()};
+    }
+  }
   const bool ok = out.status == "ok";
   auto number = [ok](double v) { return ok ? std::optional<double>(v) : std::nullopt; };
   const config::SweepCase c = s.case_at(index);
@@ -124,6 +147,9 @@ std::string case_row(const config::Sweep& s, size_t index, const std::string& di
     f.maybe_number("peak_alloc_gib", number(common::gib(static_cast<double>(t.peak_alloc_bytes_max))));
     f.maybe_boolean("fits", ok ? std::optional<bool>(t.fits) : std::nullopt);
     f.maybe_number("headroom_gib", number(common::gib(t.headroom_bytes)));
+    f.maybe_number("straggler_late_ms", ok ? late_ms : std::nullopt);
+    f.maybe_integer("straggler_rank", ok ? late_rank : std::nullopt);
+    f.maybe_number("max_exposed_comm_ms", ok ? max_exposed_ms : std::nullopt);
   });
 }
 
@@ -180,7 +206,7 @@ std::vector<std::string> run_batch(const config::Sweep& s, const CaseRunner& r, 
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) throw common::UsageError("cannot create " + dir + ": " + ec.message());
-    for (const char* stale : {"/summary.json", "/outcome.txt", "/stderr.txt"}) fs::remove(dir + stale, ec);
+    for (const char* stale : {"/summary.json", "/ranks.json", "/outcome.txt", "/stderr.txt"}) fs::remove(dir + stale, ec);
   }
   const ChildResult batch = spawn_cases(s, r, first, count);
   std::vector<std::string> lines;

@@ -273,6 +273,7 @@
       if (d.summary) R.drawSummary(d.summary);
       if (d.timeline) R.drawTimeline(d.timeline);
       if (d.memory) R.drawMemory(d.memory, d.summary, d.timeline ? d.timeline.end_us : d.summary.step_time_ms * 1000);
+      if (d.ranks) R.drawRanks(d.ranks);
     }
     if (other && other.error) problem.textContent = 'what-if against ' + other.path + ': ' + other.error;
     const ms = performance.now() - started;

@@ -155,6 +155,53 @@
     R.drawLinkSeries(s, Lk, opts.id ? opts.id + '-series' : 'link-series');
   }
 
+  // ---- slowest ranks (ranks.json) -----------------------------------------------------------------------------
+  // The latest ranks as a table and bars, and a histogram of every rank's lateness (the page never lists every rank).
+  function drawRanks(Rk) {
+    const s = section('ranks', 'Slowest ranks');
+    s.dataset.ranks = String(Rk.ranks);
+    s.dataset.shown = String(Rk.slowest.length);
+    s.dataset.slowestRank = String(Rk.slowest_rank);
+    s.appendChild(el('p', { class: 'note' }, Rk.ranks + ' ranks in ranks.json (' + Rk.rank_scope + ', ' + Rk.executor +
+      '); ends from ' + fixed(Rk.earliest_end_ms, 3) + ' to ' + fixed(Rk.latest_end_ms, 3) + ' ms; late = end − earliest end.'));
+    if (!Rk.slowest.length) return;
+    const maxLate = Rk.histogram.max_late_ms || 1;
+    const rows = Rk.slowest.map((r) => {
+      const span = el('span');
+      const bar = el('span', { class: 'bar' });
+      bar.style.width = Math.round(r.late_ms / maxLate * 120) + 'px';
+      span.appendChild(bar);
+      span.appendChild(document.createTextNode(' ' + fixed(r.late_ms, 3)));
+      span.className = 'rank-late';
+      span.dataset.rank = String(r.rank);
+      span.dataset.lateMs = String(r.late_ms);
+      return [r.rank, r.stage, span, fixed(r.exposed_comm_ms, 3)].concat(r.kind_exposed_ms.map((x) => fixed(x, 3)),
+        [gib(r.peak_allocated_bytes), gib(r.peak_reserved_bytes)]);
+    });
+    const t = table(['job rank', 'stage', 'late ms', 'exposed comm ms'].concat(Rk.kinds.map((k) => k + ' exposed ms'),
+      ['peak alloc GiB', 'peak reserved GiB']), rows, []);
+    t.id = 'ranks-slowest';
+    s.appendChild(t);
+    const H = Rk.histogram, W = 980, Hh = 200, L = 70, Rm = 20, T = 12, B = 40;
+    const n = H.counts.length, yMax = Math.max(1, ...H.counts);
+    const xOf = (v) => L + v / (H.max_late_ms || 1) * (W - L - Rm), yOf = (v) => Hh - B - v / yMax * (Hh - B - T);
+    const g = svg('svg', { width: W, height: Hh, viewBox: `0 0 ${W} ${Hh}`, id: 'ranks-histogram' });
+    g.dataset.bins = String(n);
+    g.dataset.total = String(H.counts.reduce((a, b) => a + b, 0));
+    axes(g, L, W - Rm, Hh - B, T, ticks(0, H.max_late_ms || 1, 10, xOf), ticks(0, yMax, 5, yOf),
+      'late (ms)', 'ranks', (v) => v.toPrecision(3), (v) => v.toFixed(0));
+    const bw = (W - L - Rm) / n;
+    H.counts.forEach((c, i) => {
+      if (!c) return;
+      const r = svg('rect', { x: L + i * bw, y: yOf(c), width: Math.max(1, bw - 1), height: Hh - B - yOf(c), fill: '#4c78a8' });
+      r.addEventListener('mousemove', (ev) => tip(ev, c + ' ranks late ' + (i * H.max_late_ms / n).toFixed(3) + '–' +
+        ((i + 1) * H.max_late_ms / n).toFixed(3) + ' ms'));
+      r.addEventListener('mouseleave', untip);
+      g.appendChild(r);
+    });
+    s.appendChild(g);
+  }
+
   // ---- search -----------------------------------------------------------------------------------------------
   function drawSearch(Sr) {
     const s = section('search', 'Search: step time against peak memory');
@@ -215,7 +262,7 @@
     s.appendChild(t);
   }
 
-  Object.assign(R, { drawMemory, drawLinks, drawSearch, axes, ticks });
+  Object.assign(R, { drawMemory, drawLinks, drawRanks, drawSearch, axes, ticks });
 
   function main() {
     // Where the time goes (data-timings, ms): the page's text parsed, the data parsed, each section drawn.
@@ -230,6 +277,7 @@
     const endUs = D.timeline ? D.timeline.end_us : D.summary ? D.summary.step_time_ms * 1000 : 0;
     if (D.timeline) timed('timeline', () => R.drawTimeline(D.timeline));
     if (D.memory) timed('memory', () => drawMemory(D.memory, D.summary, endUs));
+    if (D.ranks) timed('ranks', () => drawRanks(D.ranks));
     if (D.links) timed('links', () => drawLinks(D.links));
     if (D.search) timed('search', () => drawSearch(D.search));
     if (D.compare) timed('compare', () => R.drawCompare(D.compare));

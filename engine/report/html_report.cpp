@@ -76,6 +76,9 @@ html::Json report_data(const std::string& dir, const HtmlReportOptions& options)
       data["memory"] = html::memory_view(timeline, nullptr, options.max_memory_points);
     }
   }
+  if (has(dir, "ranks.json")) {
+    data["ranks"] = html::ranks_view(read_rank_stats(at(dir, "ranks.json")), options.max_ranks, options.rank_bins);
+  }
   if (has(dir, "links.json")) data["links"] = html::links_view(html::read_json_doc(at(dir, "links.json")));
   if (has(dir, "compare.json")) {
     data["compare"] = html::compare_view(html::read_json_doc(at(dir, "compare.json")), options.max_compare_ops);

@@ -17,10 +17,13 @@ struct HtmlReportOptions {
   size_t max_memory_points = 1500;
   // Op-by-op lines of compare.json drawn (compare --json has every op; the page says how many it left out).
   size_t max_compare_ops = 200;
+  // ranks.json's slowest-ranks view: the latest ranks listed, and the bins of the lateness histogram over all ranks.
+  size_t max_ranks = 20;
+  size_t rank_bins = 40;
 };
 
 // The files a report reads from `dir`, each optional: summary.json, trace.json, memory_timeline.json,
-// memory_snapshot.json (what is live at the peak), links.json (sim runs), search.json (a search output),
+// memory_snapshot.json (what is live at the peak), links.json (sim runs), ranks.json (the slowest ranks), search.json (a search output),
 // compare.json (`compare OURS REAL --json DIR/compare.json`).
 // REQUIRES: nothing; throws common::ConfigError(file, json-pointer, what) for a file that is not what
 // simumax-sim writes, and for a folder with neither summary.json nor search.json. Never echoes file contents.

@@ -3,6 +3,8 @@
 // memory — for every simulated rank (`--ranks all`: every GPU; `--ranks stages`: one per pipeline stage).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,5 +31,30 @@ std::string ranks_json(const RankStatsHeader& h, const graph::TaskGraph& g, cons
 // Writes ranks_json as `dir`/ranks.json; returns its path. Throws common::UsageError if it cannot be written.
 std::string write_ranks_json(const std::string& dir, const RankStatsHeader& h, const graph::TaskGraph& g,
                              const executor::StepTiming& timing, const std::vector<memory::RankMemory>& memory);
+
+// One row of ranks.json read back (times in ms, as written).
+struct RankRow {
+  int64_t rank = 0;  // job rank
+  int64_t stage = 0;
+  double end_ms = 0, late_ms = 0, compute_ms = 0, comm_ms = 0, exposed_comm_ms = 0;
+  std::array<double, executor::kCommKinds> kind_comm_ms{}, kind_exposed_ms{};  // kCommKindNames' order
+  int64_t peak_allocated_bytes = 0;
+  double peak_reserved_bytes = 0;
+};
+
+// ranks.json read back.
+struct RankStats {
+  RankStatsHeader header;
+  double step_time_ms = 0, earliest_end_ms = 0, latest_end_ms = 0;
+  int64_t slowest_rank = 0;
+  std::vector<RankRow> ranks;  // as written: graph-rank order
+};
+
+// ranks.json read back, the inverse of ranks_json (the one reader: the HTML report, serve, sweep, the Python
+// module): every field is required and type-checked. Throws common::ConfigError(path, JSON pointer, ...).
+RankStats read_rank_stats(const std::string& path);
+
+// The slowest ranks first: indices into s.ranks sorted by late_ms descending (ties: the lower job rank), at most n.
+std::vector<size_t> slowest_ranks(const RankStats& s, size_t n);
 
 }  // namespace simumax::report

@@ -76,6 +76,10 @@ double need_number(const JsonDoc& d, const Json& obj, const std::string& pointer
   return need(d, obj, pointer, key, "number").get<double>();
 }
 
+int64_t need_int(const JsonDoc& d, const Json& obj, const std::string& pointer, const char* key) {
+  return need(d, obj, pointer, key, "integer").get<int64_t>();
+}
+
 std::optional<double> maybe_number(const JsonDoc& d, const Json& obj, const std::string& pointer, const char* key) {
   const Json* v = maybe(d, obj, pointer, key, "number");
   return v ? std::optional<double>(v->get<double>()) : std::nullopt;

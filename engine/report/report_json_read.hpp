@@ -2,6 +2,7 @@
 // every failure is a ConfigError naming the file and the JSON pointer, never the file's contents.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,7 @@ JsonDoc read_json_doc(const std::string& path, const char* drop_key = nullptr);
 const Json& need(const JsonDoc& d, const Json& obj, const std::string& pointer, const char* key, const char* kind);
 const Json* maybe(const JsonDoc& d, const Json& obj, const std::string& pointer, const char* key, const char* kind);
 double need_number(const JsonDoc& d, const Json& obj, const std::string& pointer, const char* key);
+int64_t need_int(const JsonDoc& d, const Json& obj, const std::string& pointer, const char* key);
 std::optional<double> maybe_number(const JsonDoc& d, const Json& obj, const std::string& pointer, const char* key);
 std::string need_string(const JsonDoc& d, const Json& obj, const std::string& pointer, const char* key);
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 
+#include "engine/report/rank_stats.hpp"
 #include "engine/report/report_json_read.hpp"
 #include "engine/report/summary.hpp"
 
@@ -29,6 +30,11 @@ Json search_view(const JsonDoc& search);
 // group in the step-time chart: the series is the fastest-varying axis, the group the other values), and per layout
 // the best case that fits. Throws ConfigError(path, pointer, ...) for a file that is not what sweep writes.
 Json sweep_view(const JsonDoc& sweep);
+
+// ranks.json (read_rank_stats'): the slowest ranks view: the header figures, the `top` latest ranks (job rank,
+// stage, late_ms, exposed communication per kind, peak memory) latest first (ties: the lower job rank), and a
+// histogram of lateness over every rank (`bins` equal bins from 0 to the largest late_ms), never one row per rank.
+Json ranks_view(const RankStats& stats, size_t top, size_t bins);
 
 // links.json: the busiest links (at most 20), their scalar fields as written.
 Json links_view(const JsonDoc& links);

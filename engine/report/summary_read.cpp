@@ -12,12 +12,9 @@ namespace {
 using html::Json;
 using html::JsonDoc;
 using html::need;
+using html::need_int;
 using html::need_number;
 using html::need_string;
-
-int64_t need_int(const JsonDoc& d, const Json& obj, const std::string& pointer, const char* key) {
-  return need(d, obj, pointer, key, "integer").get<int64_t>();
-}
 
 StageSummary read_stage(const JsonDoc& d, const Json& st, const std::string& p) {
   StageSummary s;

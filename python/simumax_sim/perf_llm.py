@@ -11,7 +11,7 @@ import os
 
 from simumax_sim import _core
 from simumax_sim.configs import ModelConfig, StrategyConfig, SystemConfig
-from simumax_sim.results import Result, stage_key, summary_of
+from simumax_sim.results import Result, ranks_of, stage_key, summary_of
 from simumax_sim.searches import SearchHelpers
 
 
@@ -181,13 +181,15 @@ def _scenario(scenario):
 def run(scenario, executor="fast", granularity="layer", ranks="stages", platform=None, fidelity=None,
         out=None, trace=False, memory=False):
     """`simumax-sim run scenario`: a scenario file's path, or the same as a dict. Returns summary.json's fields
-    (a Result) with `.table` (the printed table) and `.stages` (one dict per stage); with `out` (a folder,
+    (a Result) with `.table` (the printed table), `.stages` (one dict per stage) and `.ranks` (ranks.json's rows,
+    one dict per simulated rank); with `out` (a folder,
     created), writes summary.json there, and trace.json / the memory files when asked, listed in `.files`."""
     r = _core.run(_scenario(scenario), executor=executor, granularity=granularity, ranks=ranks,
                   platform=os.fspath(platform) if platform is not None else None, fidelity=fidelity or "")
     result = summary_of(r)
     result.table = r.summary_table()
     result.stages = result["stages"]
+    result.ranks = ranks_of(r)
     if out is not None:
         os.makedirs(out, exist_ok=True)
         result.files = [r.write_summary(os.fspath(out))]

@@ -16,6 +16,13 @@ def summary_of(run):
     return Result(json.loads(run.summary_json()))
 
 
+def ranks_of(run):
+    """ranks.json's rows of an engine run (_core.Run): one dict per simulated rank (job rank, stage, end_ms,
+    late_ms, compute_ms, comm_ms, exposed_comm_ms, <kind>_comm_ms / <kind>_exposed_ms, peak memory), in graph-rank
+    order: every GPU with ranks='all', one rank per pipeline stage with ranks='stages'."""
+    return json.loads(run.ranks_json())["ranks"]
+
+
 def stage_key(stage, pp):
     """SimuMax's mem_result.json name of a stage dict of summary.json: first_stage, last_stage, pp_stage_N."""
     if stage["stage"] == 0:

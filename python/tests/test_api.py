@@ -109,6 +109,21 @@ def test_run_takes_a_scenario_file_or_dict(tmp_path):
         "summary.json", "trace.json", "memory_timeline.json", "memory_snapshot.json", "memory_snapshot.pickle"]
 
 
+def test_run_exposes_the_cli_ranks_json_rows(tmp_path):
+    scenario = os.path.join(SOURCE, "scenarios", "examples", "llama3-8b_tp1_pp2_dp4_mbs1_a100.json")
+    out = tmp_path / "cli-ranks"
+    rc, _, stderr = cli("run", scenario, "--ranks", "all", "-q", "-o", str(out))
+    assert rc == 0, stderr
+    with open(out / "ranks.json") as f:
+        expected = json.load(f)
+    result = simumax_sim.run(scenario, ranks="all")
+    assert len(result.ranks) == 8
+    assert result.ranks == expected["ranks"]
+    slowest = max(result.ranks, key=lambda r: (r["late_ms"], -r["rank"]))
+    assert slowest["rank"] == expected["slowest_rank"]
+    assert [r["stage"] for r in simumax_sim.run(scenario).ranks] == [0, 1]
+
+
 def test_simulate_writes_the_step_op_by_op(tmp_path):
     perf = configured()
     perf.run_estimate()

@@ -236,8 +236,8 @@ TEST(DualPipeProgram, RunsEachMicroBatchOnceInItsDirectionAndHoldsAtMostPpPlusOn
 // DeepSeek-V3's table (technical report, Table 2; DualPipe's README): with F, B (the whole backward), W and F&B
 // the times of one chunk, DualPipe's bubble is (PP/2 - 1)(F&B + B - 3W), against 1F1B's (PP - 1)(F + B) and
 // ZB1P's (PP - 1)(F + B - 2W), each with the same number of stages. Each rank computes mbc micro-batches (half
-// through each of its two stages), so the step is mbc (F + B) plus the bubble. Our F&B is F + B: DualPipe overlaps
-// the two chunks' compute with each other's all-to-alls, which is not modelled. Hand-computed, pp 4, 8 micro-
+// through each of its two stages), so the step is mbc (F + B) plus the bubble. F&B is an overlapped pair step, but
+// these hand-timed chunks have no EP all-to-alls, so a pair runs F then B: F&B = F + B. Hand-computed, pp 4, 8 micro-
 // batches, unit F, B (input gradient) and W: 24 + (4/2 - 1)(3 + 2 - 3) = 26, against 1F1B's 24 + 3 * 3 = 33.
 TEST(DualPipeTime, UnitPassesMatchDeepSeekV3sTable) {
   EXPECT_DOUBLE_EQ(unit_step(4, 8, 1, 1, 1, "dualpipe"), 26.0);

@@ -37,9 +37,9 @@ TEST(ZbH1Program, RunsEachPassOnceAndDefersTheFirstRWeightGradients) {
       for (int r = 0; r < pp; ++r) {
         std::map<std::pair<Pass, int>, int> at;  // (pass, micro-batch) -> step index
         int pending = 0, most = 0, after_last_b = 0;
-        for (size_t i = 0; i < programs[r].steps.size(); ++i) {
-          const auto& st = programs[r].steps[i];
-          if (st.kind == std::nullopt) continue;
+        const auto steps = tests::serial_computes(programs[r]);
+        for (size_t i = 0; i < steps.size(); ++i) {
+          const auto& st = steps[i];
           ASSERT_NE(st.kind, Pass::kBackward) << "ZB-H1 splits every backward";
           EXPECT_TRUE(at.emplace(std::pair{*st.kind, st.microbatch}, static_cast<int>(i)).second);
           if (st.kind == Pass::kInputGrad) ++pending, after_last_b = 0;
@@ -203,9 +203,9 @@ TEST(DualPipeProgram, RunsEachMicroBatchOnceInItsDirectionAndHoldsAtMostPpPlusOn
       for (int r = 0; r < pp; ++r) {
         std::map<std::pair<Pass, int>, int> at;
         int in_flight = 0, most = 0;
-        for (size_t i = 0; i < programs[r].steps.size(); ++i) {
-          const auto& st = programs[r].steps[i];
-          if (st.kind == std::nullopt) continue;
+        const auto steps = tests::serial_computes(programs[r]);
+        for (size_t i = 0; i < steps.size(); ++i) {
+          const auto& st = steps[i];
           EXPECT_EQ(st.chunk, st.microbatch < mbc / 2 ? 0 : 1) << "pp " << pp << " mbc " << mbc << " rank " << r;
           EXPECT_TRUE(at.emplace(std::pair{*st.kind, st.microbatch}, static_cast<int>(i)).second);
           if (st.kind == Pass::kForward) most = std::max(most, ++in_flight);
@@ -236,8 +236,8 @@ TEST(DualPipeProgram, RunsEachMicroBatchOnceInItsDirectionAndHoldsAtMostPpPlusOn
 // DeepSeek-V3's table (technical report, Table 2; DualPipe's README): with F, B (the whole backward), W and F&B
 // the times of one chunk, DualPipe's bubble is (PP/2 - 1)(F&B + B - 3W), against 1F1B's (PP - 1)(F + B) and
 // ZB1P's (PP - 1)(F + B - 2W), each with the same number of stages. Each rank computes mbc micro-batches (half
-// through each of its two stages), so the step is mbc (F + B) plus the bubble. Our F&B is F + B: DualPipe overlaps
-// the two chunks' compute with each other's all-to-alls, which is not modelled. Hand-computed, pp 4, 8 micro-
+// through each of its two stages), so the step is mbc (F + B) plus the bubble. F&B is an overlapped pair step, but
+// these hand-timed chunks have no EP all-to-alls, so a pair runs F then B: F&B = F + B. Hand-computed, pp 4, 8 micro-
 // batches, unit F, B (input gradient) and W: 24 + (4/2 - 1)(3 + 2 - 3) = 26, against 1F1B's 24 + 3 * 3 = 33.
 TEST(DualPipeTime, UnitPassesMatchDeepSeekV3sTable) {
   EXPECT_DOUBLE_EQ(unit_step(4, 8, 1, 1, 1, "dualpipe"), 26.0);
@@ -258,12 +258,18 @@ TEST(DualPipeTime, UnitPassesMatchDeepSeekV3sTable) {
 // DeepSeek-V3's table on a DeepSeek-V3-style MoE case (its layer: MLA, 256 experts, top-8, a shared expert; 32
 // MoE layers on pp 8, tp1 ep8, 16 micro-batches). The table assumes identical stages, so every chunk is given the
 // middle stage's F, B and W (the ends' embedding and head removed), with no DP or optimizer work; the step is m (F +
-// B) plus the table's bubble, F&B = F + B (the overlap of two chunks is not modelled), B the whole backward.
-// 1F1B's and ZB-H1's rows hold exactly; DualPipe's is 0.73 % under the table: B's input gradient is 5 ms longer than
-// F here, and the bubble is (PP/2 - 1) times that shorter (see DualPipeTime). The table counts no transfers; with
-// the case's kept, each schedule pays its own on top (printed, docs/schedules.md).
+// B) plus the table's bubble, B the whole backward. 1F1B's and ZB-H1's rows hold exactly. DualPipe's F&B is an
+// overlapped pair (dualpipe.py's overlapped_forward_backward, ScheduleStep::paired): the forward of one stage and
+// the backward of the other merged layer by layer, each one's EP all-to-alls beside the other's compute; the
+// table's F&B is that pair's time T_FB, read from the middle rank's chunk.fwd_bwd task (its stages are identical
+// middle stages): 99.91 ms against F + B = 112.13 ms. The step falls from 2081.26 ms (F&B run as F then B) to
+// 1968.80 ms, 4.4 % under the table with T_FB: the table's m (F + B) still counts each pair's F and B as F + B,
+// where a rank runs up to m of its forwards in pairs, each saving F + B - T_FB. So the step lies between the
+// table minus m (F + B - T_FB) and the table; 1968.80 ms is the measured value (kept as a regression pin, not
+// derived: which rank's pairs lie on the critical path is the schedule's, not the table's). The table counts no
+// transfers; with the case's kept, each schedule pays its own on top (printed, docs/schedules.md).
 struct TableCheck {
-  double simulated_ms = 0, table_ms = 0;
+  double simulated_ms = 0, table_ms = 0, fb_ms = 0, f_plus_b_ms = 0;
 };
 
 TableCheck table_check(const std::string& path, const std::string& schedule, bool keep_p2p) {
@@ -283,32 +289,48 @@ TableCheck table_check(const std::string& path, const std::string& schedule, boo
   const double f = mid.fwd_seconds, b = mid.bwd_seconds, w = mid.wgrad_seconds;
   double bubble = (p - 1) * (f + b);
   if (schedule == "zb-h1") bubble = (p - 1) * (f + b - 2 * w);
-  if (schedule == "dualpipe") bubble = (p / 2 - 1) * ((f + b) + b - 3 * w);
-  return {executor::run_fast(g).makespan * 1e3, (mbc * (f + b) + bubble) * 1e3};
+  double fb = f + b;
+  if (schedule == "dualpipe") {
+    // T_FB: the middle rank's overlapped pair (both its stages are middle stages), the longest of its pair tasks.
+    fb = 0;
+    for (const auto& t : g.tasks) {
+      if (g.pp_stage[t.rank] == static_cast<uint32_t>(p / 2) && g.names[t.name] == "chunk.fwd_bwd") {
+        fb = std::max(fb, t.seconds);
+      }
+    }
+    bubble = (p / 2 - 1) * (fb + b - 3 * w);
+  }
+  return {executor::run_fast(g).makespan * 1e3, (mbc * (f + b) + bubble) * 1e3, fb * 1e3, (f + b) * 1e3};
 }
 
 const char* const kDeepSeekCase = "tests/data/schedules/deepseekv3_l32_ep8_pp8_mbc16.json";
 
-TEST(DualPipeTable, DeepSeekV3StyleStepMatchesTheTableWithinOnePercent) {
+TEST(DualPipeTable, DeepSeekV3StyleStepMatchesTheTable) {
   for (bool keep_p2p : {false, true}) {
     for (const std::string schedule : {"1f1b", "zb-h1", "dualpipe"}) {
       const TableCheck t = table_check(kDeepSeekCase, schedule, keep_p2p);
-      std::printf("%-8s %s: step %.2f ms, table %.2f ms (%+.3f %%)\n", schedule.c_str(),
-                  keep_p2p ? "with transfers" : "no transfers  ", t.simulated_ms, t.table_ms,
-                  100 * (t.simulated_ms / t.table_ms - 1));
+      std::printf("%-8s %s: step %.2f ms, table %.2f ms (%+.3f %%), F&B %.2f ms, F + B %.2f ms\n",
+                  schedule.c_str(), keep_p2p ? "with transfers" : "no transfers  ", t.simulated_ms, t.table_ms,
+                  100 * (t.simulated_ms / t.table_ms - 1), t.fb_ms, t.f_plus_b_ms);
       if (keep_p2p) continue;
-      EXPECT_NEAR(t.simulated_ms / t.table_ms, 1.0, 0.01) << schedule.c_str();
       if (schedule != "dualpipe") {
         EXPECT_NEAR(t.simulated_ms, t.table_ms, 1e-6);
+        continue;
       }
+      EXPECT_LT(t.fb_ms, t.f_plus_b_ms);
+      EXPECT_LT(t.simulated_ms, t.table_ms);
+      EXPECT_GT(t.simulated_ms, t.table_ms - 16 * (t.f_plus_b_ms - t.fb_ms));
+      EXPECT_NEAR(t.simulated_ms, 1968.80, 0.01);
     }
   }
 }
 
 // Memory from the same replay, on the real case: a DualPipe rank holds the parameters, gradients and optimizer
 // state of its two stages (rank r: stages r and pp - 1 - r, so rank 0 the embedding and the head), 2x a middle
-// 1F1B rank's; at its peak a middle rank holds PP + 1 micro-batches' forward activations, where 1F1B's stage r
-// holds PP - r (the table's PP on stage 0). A is one micro-batch's forward activations on a middle stage, read
+// 1F1B rank's; at its peak each of the two middle ranks holds PP + 1 micro-batches' forward activations (the
+// table's PP + 1; their first main-part F&B is not overlapped, F then B), where 1F1B's stage r holds PP - r (the
+// table's PP on stage 0). The other inner ranks hold PP: there the (PP + 1)-th forward only ever runs in an
+// overlapped pair, which frees its backward's activations layer by layer as its forward allocates its own. A is one micro-batch's forward activations on a middle stage, read
 // from 1F1B's stages.
 struct Held {
   std::vector<int64_t> weight_bytes, grad_bytes, optimizer_bytes;
@@ -345,7 +367,8 @@ TEST(DualPipeMemory, DeepSeekV3StyleRanksHoldTwiceTheParametersAndPpPlusOneForwa
     EXPECT_EQ(dual.optimizer_bytes[r], base.optimizer_bytes[r] + base.optimizer_bytes[mirror]);
     if (r == 0 || r == pp - 1) continue;  // the ends hold the embedding and the head
     EXPECT_NEAR(base.activation_gib[r] / a, static_cast<double>(pp - r), 0.01 * static_cast<double>(pp - r));
-    EXPECT_NEAR(dual.activation_gib[r] / a, static_cast<double>(pp + 1), 0.01 * static_cast<double>(pp + 1));
+    const double most = r == pp / 2 - 1 || r == pp / 2 ? pp + 1 : pp;
+    EXPECT_NEAR(dual.activation_gib[r] / a, most, 0.01 * most) << "rank " << r;
   }
   EXPECT_NEAR(base.activation_gib[0] / a, static_cast<double>(pp), 0.01 * static_cast<double>(pp));
   // The middle ranks' stages are identical: exactly 2x.

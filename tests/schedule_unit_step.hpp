@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "engine/executor/fast_executor.hpp"
 #include "engine/simulate.hpp"
@@ -27,6 +28,24 @@ inline double unit_step(int pp, int mbc, double f, double b, double w, const std
   c.straggler_ratio = 1;
   const auto g = graph::lower_step(s, m, c, {graph::Granularity::kChunk, graph::RankScope::kStages});
   return executor::run_fast(g).makespan;
+}
+
+// A program's compute steps in order, each overlapped F&B pair (ScheduleStep::paired) read as its forward then its
+// whole backward (the order of their data: the pair's two sides are of different micro-batches).
+inline std::vector<schedule::ScheduleStep> serial_computes(const schedule::Program& prog) {
+  std::vector<schedule::ScheduleStep> out;
+  for (const auto& st : prog.steps) {
+    if (st.kind) {
+      out.push_back(st);
+    } else if (st.paired) {
+      schedule::ScheduleStep f, b;
+      f.kind = schedule::Pass::kForward, f.microbatch = st.microbatch, f.chunk = st.chunk;
+      b.kind = schedule::Pass::kBackward, b.microbatch = st.b_microbatch, b.chunk = st.b_chunk;
+      if (st.microbatch >= 0) out.push_back(f);
+      if (st.b_microbatch >= 0) out.push_back(b);
+    }
+  }
+  return out;
 }
 
 }  // namespace simumax::tests

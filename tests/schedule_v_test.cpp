@@ -38,9 +38,9 @@ std::vector<Program> programs(const std::string& name, int pp, int mbc) {
 int check_rank(const Program& prog, int mbc, const std::string& what, bool until_w) {
   std::map<std::tuple<schedule::Pass, int, int>, size_t> at;
   int in_flight = 0, most = 0;
-  for (size_t i = 0; i < prog.steps.size(); ++i) {
-    const auto& st = prog.steps[i];
-    if (!st.kind) continue;
+  const auto steps = tests::serial_computes(prog);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto& st = steps[i];
     EXPECT_TRUE(at.emplace(std::tuple{*st.kind, st.microbatch, st.chunk}, i).second) << what;
     if (st.kind == Pass::kForward) most = std::max(most, ++in_flight);
     if (st.kind == Pass::kBackward || st.kind == (until_w ? Pass::kWeightGrad : Pass::kInputGrad)) {

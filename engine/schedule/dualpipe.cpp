@@ -162,13 +162,16 @@ class DualRank {
     compute_backward(phase, zb);
     if (send) send_backward(phase);
   }
-  // F&B: DualPipe overlaps the two chunks' compute and all-to-alls; here they run one after the other.
+  // F&B (DualPipe's overlapped_forward_backward): one overlapped pair step (ScheduleStep::paired), the forward of
+  // one phase's chunk and the whole backward of the other's merged layer by layer, each one's EP all-to-alls
+  // beside the other's compute (the graph stage's fb_pair, docs/overlap.md).
   void forward_backward(int phase0, int phase1, bool recv0 = true) {
     if (recv0) recv_forward(phase0);
     recv_backward(phase1);
     commit();
-    compute_forward(phase0);
-    compute_backward(phase1, false);
+    const int fd = direction(phase0), bd = direction(phase1);
+    const int f_mb = global(fd, f_[fd]++), b_mb = global(bd, b_[bd]++);
+    prog_.pair(f_mb, fd, b_mb, bd);
     send_forward(phase0);
     send_backward(phase1);
   }

@@ -64,9 +64,14 @@ const std::vector<ErrorCase>& cases() {
       // Megatron's combined 1F1B (--overlap-moe-expert-parallel-comm): Megatron's own asserts.
       {"CombinedOneFOneBWithPipeline", overlap_case("combined_1f1b_pp2.json"),
        "error: tests/data/config_errors/combined_1f1b_pp2.json: /pipeline_schedule: \"combined-1f1b\" cannot run "
-       "this layout: pp_size is 2; Megatron runs it with pp_size 1 or with a virtual pipeline, and only pp_size 1 "
-       "is modelled; the legal choices for this layout are \"1f1b\", \"zb-h1\", \"zb-v\", \"dualpipe\", "
+       "this layout: pp_size is 2 without a virtual pipeline; Megatron runs it with pp_size 1 or with "
+       "interleaving_size > 1; the legal choices for this layout are \"1f1b\", \"zb-h1\", \"zb-v\", \"dualpipe\", "
        "\"dualpipev\""},
+      // With a virtual pipeline pp_size 2 is legal (interleaved combined 1F1B); no EP is still refused.
+      {"CombinedOneFOneBWithVirtualPipelineWithoutExpertParallelism", moe_case("combined_1f1b_vpp_no_ep.json"),
+       "error: tests/data/config_errors/combined_1f1b_vpp_no_ep.json: /pipeline_schedule: \"combined-1f1b\" cannot "
+       "run this layout: ep_size is 1 and expert_num 160: it hides expert-parallel all-to-alls, and Megatron asserts "
+       "expert_model_parallel_size > 1; the legal choices for this layout are \"1f1b\""},
       {"CombinedOneFOneBWithoutExpertParallelism", overlap_case("combined_1f1b_no_ep.json"),
        "error: tests/data/config_errors/combined_1f1b_no_ep.json: /pipeline_schedule: \"combined-1f1b\" cannot run "
        "this layout: ep_size is 1 and expert_num 1: it hides expert-parallel all-to-alls, and Megatron asserts "

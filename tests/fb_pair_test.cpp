@@ -10,6 +10,7 @@
 
 #include "engine/cost/overlap_cost.hpp"
 #include "engine/executor/fast_executor.hpp"
+#include "engine/schedule/program.hpp"
 #include "engine/schedule/registry.hpp"
 #include "engine/simulate.hpp"
 
@@ -21,8 +22,12 @@ using graph::Granularity;
 const std::string kRoot = SIMUMAX_SOURCE_DIR;
 const char* const kCase = "scenarios/examples/deepseekv2_ep8_pp1_dp8_l4_mbc8_shared_expert_overlap_b200.json";
 
-config::Scenario deepseek(const std::string& schedule, int mbc = 8) {
+// pp > 1: twice the ranks per pipeline stage, the same EP 8 group on each stage.
+config::Scenario deepseek(const std::string& schedule, int mbc = 8, int pp = 1, int vp = 1) {
   config::Scenario s = config::load_scenario(kRoot + "/" + kCase);
+  s.strategy.world_size *= pp;
+  s.strategy.pp_size = pp;
+  s.strategy.interleaving_size = vp;
   s.strategy.megatron_moe_shared_expert_overlap = false;
   s.strategy.pipeline_schedule = schedule;
   s.strategy.micro_batch_num = mbc;
@@ -47,13 +52,53 @@ TEST(CombinedProgram, PairsEachForwardWithThePreviousMicroBatchsBackward) {
   }
 }
 
+// On interleaved 1F1B (combined_1f1b_schedule_for_interleaved_pipelining): interleaved 1F1B's order with one more
+// warm-up forward (get_pp_rank_microbatches), every step a pair step, the steady F(k + warm-up) & B(k) in one.
+TEST(CombinedProgram, InterleavedPairsEachSteadyForwardWithABackwardOneWarmUpLater) {
+  schedule::Layout layout;
+  layout.pp = 2, layout.vp = 2, layout.group = 2, layout.micro_batches = 4, layout.ep = 8, layout.experts = 64;
+  const auto combined = schedule::find("combined-1f1b").programs(layout);
+  const auto plain = schedule::interleaved_one_f_one_b(2, 2, 4, 2);
+  ASSERT_EQ(combined.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    // (micro-batch, chunk) in Megatron's order: 0,0 1,0 0,1 1,1 2,0 3,0 2,1 3,1; warm-up (2 - r - 1) 2 + 2 + 1.
+    const int nw = (2 - r - 1) * 2 + 2 + 1, total = 8;
+    std::vector<const schedule::ScheduleStep*> pairs;
+    for (const auto& st : combined[r].steps) {
+      EXPECT_TRUE(st.paired || st.is_comm());
+      if (st.paired) pairs.push_back(&st);
+    }
+    ASSERT_EQ(pairs.size(), static_cast<size_t>(total + nw));  // nw lone F, total - nw pairs, nw lone B
+    const int f_order[8][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 0}, {3, 0}, {2, 1}, {3, 1}};
+    for (int k = 0; k < total + nw; ++k) {
+      const auto& st = *pairs[static_cast<size_t>(k)];
+      EXPECT_EQ(st.microbatch, k < total ? f_order[k][0] : -1) << r << " " << k;
+      if (k < total) {
+        EXPECT_EQ(st.chunk, f_order[k][1]) << r << " " << k;
+      }
+      const int bk = k - nw;
+      if (bk < 0) {
+        EXPECT_EQ(st.b_microbatch, -1) << r << " " << k;
+      } else {
+        EXPECT_EQ(st.b_microbatch, f_order[bk][0]) << r << " " << k;
+        EXPECT_EQ(st.b_chunk, 1 - f_order[bk][1]) << r << " " << k;
+      }
+    }
+    // The same transfers as interleaved 1F1B's (batched around the shifted warm-up).
+    auto a = combined[r].comms, b = plain[r].comms;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    EXPECT_EQ(a, b) << r;
+  }
+}
+
 // ---- A hand-computed case ----
 
 // The DeepSeek-V2 case with 4 MoE layers, every op free except: input_layernorm (the attention side) forward 2,
 // input gradient 2, weight gradient 1; the experts' fc1 (the MLP side) 3, 3, 2; each token all-to-all (the first
 // EP all-to-all of the dispatch and of the combine, forward and backward) `a2a`. No DP, optimizer or straggler.
-double hand_step(const std::string& schedule, int mbc, double a2a, Granularity g) {
-  config::Scenario s = deepseek(schedule, mbc);
+double hand_step(const std::string& schedule, int mbc, double a2a, Granularity g, int pp = 1, int vp = 1) {
+  config::Scenario s = deepseek(schedule, mbc, pp, vp);
   s.model.dense_layers = 0;
   const model::StepModel m = model::build_step_model(s);
   cost::StepCost c = cost::cost_step(s, m);
@@ -118,6 +163,25 @@ TEST(CombinedTime, HandCaseMatchesTheTwoStreamSchedule) {
   // its dispatch backward under the MLP wgrad; the lone F 2 + 1 + 3 + 1 = 7).
   EXPECT_NEAR(hand_step("combined-1f1b", 3, 1.0, Granularity::kOp), 28 + 2 * 52 + 36, 1e-9);
   EXPECT_NEAR(hand_step("combined-1f1b", 3, 1.0, Granularity::kChunk), 28 + 2 * 52 + 36, 1e-9);
+}
+
+// pp 2, vp 2 (a layer per virtual stage: rank 0 holds virtual stages 0 and 2, rank 1 stages 1 and 3), 2
+// micro-batches, group 2, free transfers, a2a 0: F = 5 and B = 8 a chunk, a pair F + B = 13. Order of (micro-batch,
+// chunk): 00 10 01 11. Combined warm-up is one longer: rank 0 runs 4 forwards then 4 backwards (all warm-up),
+// rank 1 F00 F10 F01, the pair F11&B01, then B11 B00 B10. Data dependences:
+//   rank 0: F00 [0,5] F10 [5,10] F01 [10,15] F11 [15,20] B01 [33,41] B11 [41,49] B00 [49,57] B10 [57,65]
+//   rank 1: F00 [5,10] F10 [10,15] F01 [15,20] F11&B01 [20,33] B11 [33,41] B00 [41,49] B10 [49,57]
+// Step 65. Interleaved 1F1B (rank 1: F00 F10 F01 B01 F11 B11 B00 B10) reaches the same 65: rank 1's F11 [28,33]
+// then B11 [33,41], rank 0's B01 [28,36] waits for its B11 at 41 all the same. With no all-to-all to hide the
+// extra warm-up forward only moves rank 1's B01 after F11, which is on the path here either way.
+TEST(CombinedTime, InterleavedHandCaseMatchesTheDependences) {
+  for (Granularity g : {Granularity::kOp, Granularity::kChunk}) {
+    EXPECT_NEAR(hand_step("combined-1f1b", 2, 0.0, g, 2, 2), 65, 1e-9) << graph::to_string(g);
+    EXPECT_NEAR(hand_step("1f1b", 2, 0.0, g, 2, 2), 65, 1e-9) << graph::to_string(g);
+  }
+  // With all-to-alls of 1 the combined step is shorter than interleaved 1F1B's: the pair hides them.
+  EXPECT_LT(hand_step("combined-1f1b", 4, 1.0, Granularity::kOp, 2, 2),
+            hand_step("1f1b", 4, 1.0, Granularity::kOp, 2, 2));
 }
 
 // ---- The real case ----
@@ -255,6 +319,26 @@ TEST(CombinedB200, DeepSeekV2StepAndExposedAllToAll) {
     EXPECT_NEAR(ep, row.ep_ms, 0.05);
     EXPECT_NEAR(exposed, row.exposed_ms, 0.05);
   }
+}
+
+// The same case on pp 2 with 2 virtual chunks (4 ranks' worth of EP 8 per stage, a layer per virtual stage),
+// interleaved 1F1B against combined 1F1B (docs/overlap.md): combined hides all but the lone warm-up forwards' and
+// cool-down backwards' all-to-alls.
+TEST(CombinedB200, DeepSeekV2InterleavedStepAndExposedAllToAll) {
+  double step[2], exposed_ms[2];
+  int i = 0;
+  for (const char* schedule : {"1f1b", "combined-1f1b"}) {
+    const RunResult r = run(deepseek(schedule, 8, 2, 2), Granularity::kOp);
+    const auto [ep, exposed] = ep_exposed_ms(r);
+    std::printf("[ measure ] pp 2 vp 2 mbc 8 %-13s step %.2f ms, EP a2a %.1f ms, exposed %.1f ms\n", schedule,
+                r.summary.step_time_ms, ep, exposed);
+    step[i] = r.summary.step_time_ms, exposed_ms[i] = exposed;
+    ++i;
+  }
+  EXPECT_NEAR(step[0], 473.32, 0.01);
+  EXPECT_NEAR(exposed_ms[0], 14.7, 0.05);
+  EXPECT_NEAR(step[1], 449.51, 0.01);
+  EXPECT_NEAR(exposed_ms[1], 2.7, 0.05);
 }
 
 }  // namespace

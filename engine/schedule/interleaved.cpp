@@ -76,11 +76,22 @@ class RankProgram {
 
 const P2p* ptr(const std::optional<P2p>& p) { return p ? &*p : nullptr; }
 
-void warmup(Program& prog, const RankProgram& rp, int r, int pp, int nw, int nrem) {
+// The compute of one step: F, B or both, as passes or, combined, as one overlapped pair step (Megatron's
+// combined 1F1B runs every step through its F&B helper, a lone side included).
+void run(Program& prog, bool combined, const Entry* f, const Entry* b) {
+  if (combined) {
+    prog.pair(f ? f->mb : -1, f ? f->chunk : 0, b ? b->mb : -1, b ? b->chunk : 0);
+    return;
+  }
+  if (f) prog.compute(Pass::kForward, f->mb, f->chunk);
+  if (b) prog.compute(Pass::kBackward, b->mb, b->chunk);
+}
+
+void warmup(Program& prog, bool combined, const RankProgram& rp, int r, int pp, int nw, int nrem) {
   const int total = rp.total();
   for (int k = 0; k < nw; ++k) {
     const Entry f = rp.fwd(k);
-    prog.compute(Pass::kForward, f.mb, f.chunk);
+    run(prog, combined, &f, nullptr);
     const bool recv_f = rp.need_recv(k, true) && k != total - 1;
     std::optional<P2p> rp_next, rn_first;
     if (k + 1 < total && recv_f) {
@@ -94,13 +105,12 @@ void warmup(Program& prog, const RankProgram& rp, int r, int pp, int nw, int nre
   }
 }
 
-void steady(Program& prog, const RankProgram& rp, int nw, int nrem) {
+void steady(Program& prog, bool combined, const RankProgram& rp, int nw, int nrem) {
   const int total = rp.total();
   for (int k = 0; k < nrem; ++k) {
     const int fk = k + nw, bk = k;
     const Entry f = rp.fwd(fk), b = rp.bwd(bk);
-    prog.compute(Pass::kForward, f.mb, f.chunk);
-    prog.compute(Pass::kBackward, b.mb, b.chunk);
+    run(prog, combined, &f, &b);
     std::optional<P2p> rp_next, rn_next;
     if (fk + 1 < total && rp.need_recv(fk, true) && k != nrem - 1) rp_next = rp.recv_before(fk, true);
     if (bk + 1 < total && rp.need_recv(bk, false)) rn_next = rp.recv_before(bk, false);
@@ -109,11 +119,11 @@ void steady(Program& prog, const RankProgram& rp, int nw, int nrem) {
   }
 }
 
-void cooldown(Program& prog, const RankProgram& rp, int r, int pp, int nrem) {
+void cooldown(Program& prog, bool combined, const RankProgram& rp, int r, int pp, int nrem) {
   const int total = rp.total();
   for (int k = nrem; k < total; ++k) {
     const Entry b = rp.bwd(k);
-    prog.compute(Pass::kBackward, b.mb, b.chunk);
+    run(prog, combined, nullptr, &b);
     const bool recv_b = rp.need_recv(k, false) && k != total - 1;
     std::optional<P2p> rn_next;
     if (k + 1 < total && recv_b) {
@@ -128,7 +138,7 @@ void cooldown(Program& prog, const RankProgram& rp, int r, int pp, int nrem) {
 
 }  // namespace
 
-std::vector<Program> interleaved_one_f_one_b(int pp, int vp, int mbc, int group) {
+std::vector<Program> interleaved_one_f_one_b(int pp, int vp, int mbc, int group, bool combined) {
   std::vector<Entry> table;  // Megatron's order: groups of `group` micro-batches, chunk by chunk
   for (int mn = 0; mn < mbc; mn += group) {
     for (int c = 0; c < vp; ++c) {
@@ -140,19 +150,21 @@ std::vector<Program> interleaved_one_f_one_b(int pp, int vp, int mbc, int group)
   for (int r = 0; r < pp; ++r) {
     Program& prog = programs[r];
     const RankProgram rp(r, pp, vp, table);
-    const int nw = std::min((pp - r - 1) * 2 + (vp - 1) * group, total);
+    // Combined, one more warm-up forward, so that no pair's backward waits on its own forward (Megatron's
+    // get_pp_rank_microbatches with overlap_moe_expert_parallel_comm).
+    const int nw = std::min((pp - r - 1) * 2 + (vp - 1) * group + (combined ? 1 : 0), total);
     const int nrem = total - nw;
     if (r != 0) {
       const auto first = rp.recv_prev(rp.fwd(0));
       prog.comm({ptr(first)});
     }
-    warmup(prog, rp, r, pp, nw, nrem);
+    warmup(prog, combined, rp, r, pp, nw, nrem);
     if (nrem == 0 && r != pp - 1) {
       const auto rn = rp.recv_next(rp.bwd(0));
       prog.comm({ptr(rn)});
     }
-    steady(prog, rp, nw, nrem);
-    cooldown(prog, rp, r, pp, nrem);
+    steady(prog, combined, rp, nw, nrem);
+    cooldown(prog, combined, rp, r, pp, nrem);
   }
   return programs;
 }

@@ -69,8 +69,10 @@ struct Program {
 std::vector<Program> one_f_one_b(int pp, int mbc);
 
 // Megatron's interleaved 1F1B (virtual pipeline, `vp` chunks per rank) with batched p2p, micro-batches taken in
-// groups of `group` per chunk (microbatch_group_size_per_vp_stage). REQUIRES: pp >= 2, vp >= 2, group >= pp.
-std::vector<Program> interleaved_one_f_one_b(int pp, int vp, int mbc, int group);
+// groups of `group` per chunk (microbatch_group_size_per_vp_stage). `combined`: Megatron's combined 1F1B on it
+// (--overlap-moe-expert-parallel-comm): one more warm-up forward and every step an overlapped pair step, the
+// steady state's F and B merged in one. REQUIRES: pp >= 2, vp >= 2, group >= pp.
+std::vector<Program> interleaved_one_f_one_b(int pp, int vp, int mbc, int group, bool combined = false);
 
 // ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, section 3.1): 1F1B's order and transfers with
 // each backward split into B and W; stage r runs the W of its j-th backward right after it only from j = r on,

@@ -184,6 +184,25 @@ TEST(CombinedTime, InterleavedHandCaseMatchesTheDependences) {
             hand_step("1f1b", 4, 1.0, Granularity::kOp, 2, 2));
 }
 
+// DualPipe on pp 2 (both ranks are middle ranks; rank 0 holds stage 0 for direction 0 and stage 1 for direction
+// 1, rank 1 the mirror), the same hand-set ops, 2 layers a stage (the embedding and head free), free transfers.
+// A stage's lone F is 2 x 10 = 20, its whole B 2 x 13 = 26 (a plain pass: its all-to-alls in line), its B without
+// W 2 x 10 = 20 and its W 2 x 3 = 6; an F&B pair of two stages 2 x 13.5 = 27 (the layer pairs above). With 4
+// micro-batches (2 from each end), each rank, in step with the other:
+//   F [0,20], F of the other direction [20,40], F [40,60], the middle rank's first F and B not overlapped:
+//   B [60,86], pair [86,113], B [113,139], B without W [139,159] (its gradient from the other rank at 139), W [159,165]
+// Step 165: serial 4 (20 + 26) = 184 less 46 - 27 = 19 for the one pair. 6 micro-batches: two more pairs in the
+// main part ([113,140], [140,167]: each waits for nothing the other rank has not sent), step 6 x 46 - 3 x 19 = 219.
+// With all-to-alls of 1 (F 14, B 20, B without W 14, W 6, a pair 2 x 13 = 26, nothing exposed): 128 and 180.
+TEST(DualPipeTime, HandCaseOverlapsEachFAndBPairOnTheMiddleRanks) {
+  for (Granularity g : {Granularity::kOp, Granularity::kLayer, Granularity::kChunk}) {
+    EXPECT_NEAR(hand_step("dualpipe", 4, 2.5, g, 2), 165, 1e-9) << graph::to_string(g);
+    EXPECT_NEAR(hand_step("dualpipe", 6, 2.5, g, 2), 219, 1e-9) << graph::to_string(g);
+    EXPECT_NEAR(hand_step("dualpipe", 4, 1.0, g, 2), 128, 1e-9) << graph::to_string(g);
+    EXPECT_NEAR(hand_step("dualpipe", 6, 1.0, g, 2), 180, 1e-9) << graph::to_string(g);
+  }
+}
+
 // ---- The real case ----
 
 RunResult run(const config::Scenario& s, Granularity g) {

@@ -161,6 +161,51 @@ TEST(WhatIf, LinksDeclaredOutsideTheLeavesGiveByteIdenticalRuns) {
   }
 }
 
+// Past 1,024 leaves `platform` puts up to 8 leaves in one zone (a block, so that SimGrid 3.32 loads 131k GPUs at
+// all, docs/simgrid.md); --leaves-per-zone 2 forces blocks on 16 nodes. Same links on every route: every rank's
+// timing and every link's load are byte-identical to the committed zone-per-leaf XMLs; links.json only gains the
+// blocks' FATPIPE spine links, which never limit, where traffic crosses blocks (the fat-tree's 4 leaves make 2).
+TEST(WhatIf, LeafBlocksGiveTheRunsOfAZonePerLeaf) {
+  const struct {
+    const char* variant;
+    std::vector<std::string> options;
+    const char* block;
+    size_t spine_links;
+  } cases[] = {
+      {"rail_4to1", {"--topology", "rail", "--oversubscription", "4"}, "<zone id=\"rail3.block0\"", 0},
+      {"fat_tree_2to1", {"--topology", "fat-tree", "--oversubscription", "2"}, "<zone id=\"block1\"", 2},
+  };
+  for (const auto& c : cases) {
+    const fs::path xml = out_dir("blocks") / (std::string(c.variant) + ".xml");
+    fs::create_directories(xml.parent_path());
+    std::vector<std::string> args = {"platform", "platforms/b200_bf16.json", "--nodes", "16", "--leaves-per-zone", "2",
+                                     "-o", xml.string()};
+    args.insert(args.end(), c.options.begin(), c.options.end());
+    ASSERT_EQ(run_cli(args).exit_code, 0) << c.variant;
+    EXPECT_NE(read_file(xml.string()).find(c.block), std::string::npos) << c.variant;
+    const fs::path out_before = out_dir(std::string(c.variant) + "_leaf_zones");
+    const fs::path out_after = out_dir(std::string(c.variant) + "_blocks");
+    for (const auto& [platform, out] : {std::pair{kDir + c.variant + ".xml", out_before}, {xml.string(), out_after}}) {
+      const auto r = run_cli({"run", kPrefix + c.variant + ".json", "-q", "--executor", "sim", "--ranks", "all",
+                              "--platform", platform, "-o", out.string()});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    for (const char* file : {"summary.json", "ranks.json"}) {
+      EXPECT_EQ(read_file((out_before / file).string()), read_file((out_after / file).string()))
+          << c.variant << " " << file;
+    }
+    nlohmann::json links = nlohmann::json::parse(read_file((out_after / "links.json").string()));
+    auto& list = links["links"];
+    const auto is_spine = [](const nlohmann::json& l) {
+      const std::string name = l["name"];
+      return name.size() > 6 && name.compare(name.size() - 6, 6, ".spine") == 0;
+    };
+    EXPECT_EQ(static_cast<size_t>(std::count_if(list.begin(), list.end(), is_spine)), c.spine_links) << c.variant;
+    list.erase(std::remove_if(list.begin(), list.end(), is_spine), list.end());
+    EXPECT_EQ(nlohmann::json::parse(read_file((out_before / "links.json").string())), links) << c.variant;
+  }
+}
+
 TEST(WhatIf, BrokenPlatformOfEachTopologyIsAOneLineError) {
   const struct {
     const char* xml;
@@ -201,7 +246,7 @@ TEST(WhatIf, PlatformCommandRefusesContradictoryOptions) {
                       "node\n");
   const auto flat = run_cli({"platform", "platforms/b200_bf16.json", "--nodes", "4", "--oversubscription", "2"});
   EXPECT_EQ(flat.exit_code, 2);
-  EXPECT_EQ(flat.err, "error: --oversubscription and --nodes-per-leaf need --topology fat-tree or rail\n");
+  EXPECT_EQ(flat.err, "error: --oversubscription, --nodes-per-leaf and --leaves-per-zone need --topology fat-tree or rail\n");
 }
 
 }  // namespace

@@ -13,6 +13,32 @@ int64_t default_nodes_per_leaf(const PlatformSpec& spec) {
   return std::max<int64_t>(1, kDefaultLeafPorts / nics_per_node);
 }
 
+int64_t zone_leaves(const PlatformSpec& spec, const FabricLayout& layout) {
+  if (spec.leaves_per_zone > 0) return spec.leaves_per_zone;
+  return layout.leaves.size() > kMaxLeafZones ? kLeavesPerBlock : 1;
+}
+
+std::vector<LeafBlock> leaf_blocks(const PlatformSpec& spec, const FabricLayout& layout) {
+  std::vector<LeafBlock> blocks;
+  const size_t n = layout.leaves.size(), per_block = static_cast<size_t>(zone_leaves(spec, layout));
+  if (per_block == 1) return blocks;
+  if (spec.topology != Topology::kRail) {
+    for (size_t i = 0; i < n; ++i) {
+      if (i % per_block == 0) blocks.push_back({"block" + std::to_string(i / per_block), {}});
+      blocks.back().leaves.push_back(i);
+    }
+    return blocks;
+  }
+  const size_t rails = static_cast<size_t>(spec.gpus_per_node), pods = n / rails;  // leaves are pod-major
+  for (size_t g = 0; g < rails; ++g) {
+    for (size_t p = 0; p < pods; ++p) {
+      if (p % per_block == 0) blocks.push_back({"rail" + std::to_string(g) + ".block" + std::to_string(p / per_block), {}});
+      blocks.back().leaves.push_back(p * rails + g);
+    }
+  }
+  return blocks;
+}
+
 FabricLayout fabric_layout(const PlatformSpec& spec) {
   if (spec.nodes < 1 || spec.gpus_per_node < 1 || !(spec.oversubscription > 0) ||
       !std::isfinite(spec.oversubscription) || spec.nodes_per_leaf < 0 ||

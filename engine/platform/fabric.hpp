@@ -31,6 +31,21 @@ struct FabricLayout {
 // fat-tree: kDefaultLeafPorts / NICs per node nodes (at least 1); rail: kDefaultLeafPorts nodes per pod.
 int64_t default_nodes_per_leaf(const PlatformSpec& spec);
 
+// The leaves platform_xml puts in one SimGrid zone. One zone per leaf is what SimGrid 3.32 runs fastest, but it
+// loads and seals a platform in O(zones x hosts) (docs/simgrid.md): past kMaxLeafZones leaves the leaves go in
+// blocks of kLeavesPerBlock, each one zone. Fat-tree blocks: consecutive leaves, "block{j}"; rail blocks: one
+// rail of consecutive pods, "rail{g}.block{j}", so that rail-aligned traffic stays apart in SimGrid's solver.
+inline constexpr size_t kMaxLeafZones = 1024;
+inline constexpr int64_t kLeavesPerBlock = 8;
+struct LeafBlock {
+  std::string name;
+  std::vector<size_t> leaves;  // indices into FabricLayout::leaves
+};
+// spec.leaves_per_zone, or with 0: 1 up to kMaxLeafZones leaves, kLeavesPerBlock past them.
+int64_t zone_leaves(const PlatformSpec& spec, const FabricLayout& layout);
+// The blocks of zone_leaves(spec, layout) > 1 leaves (empty when it is 1).
+std::vector<LeafBlock> leaf_blocks(const PlatformSpec& spec, const FabricLayout& layout);
+
 // The leaves of `spec`, in node order (fat-tree) or pod-major, rail-minor order (rail). A leaf's uplink
 // bandwidth is ports_per_leaf x port_bytes_per_s / oversubscription.
 // REQUIRES: spec.nodes >= 1, gpus_per_node >= 1, oversubscription > 0, nodes_per_leaf >= 0, and not rail with

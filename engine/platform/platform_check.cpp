@@ -292,7 +292,8 @@ class Checker {
 
   // src/dst: zones directly inside this one; gw_src/gw_dst: the router through which traffic leaves or enters
   // them. simumax-sim asks for a router directly inside a Cluster zone (or a flat <cluster>'s router), where
-  // every host reaches it over its own host_link; deeper gateways are not supported.
+  // every host reaches it over its own host_link, or inside a routed zone, whose hosts must have routes to it
+  // (checked with the ranks); deeper gateways are not supported.
   int check_zone_end(const xml::Element& e, const char* end, const char* gateway) const {
     const std::string& name = attr(e, end);
     auto it = m_.netpoints.find(name);
@@ -314,10 +315,10 @@ class Checker {
                                             xml::describe(z));
       return zone;
     }
-    if (m_.routing_of(zone) != "Cluster") {
+    if (m_.routing_of(zone) != "Cluster" && !is_routed(m_.routing_of(zone))) {
       fail(e, std::string(end) + " " + xml::describe(z) +
                   ": a zone joined by <zoneRoute> must have routing=\"Cluster\" (hosts reach its router over their "
-                  "own links)");
+                  "own links) or be routed (Full, Floyd, Dijkstra, DijkstraCache: hosts reach it by <route>s)");
     }
     auto g = m_.netpoints.find(gw);
     if (g == m_.netpoints.end() || at(g->second).name != "router" || at(g->second).parent != zone) {
@@ -334,6 +335,9 @@ class Checker {
   void check_zone_route(const xml::Element& e) {
     const int src = check_zone_end(e, "src", "gw_src");
     const int dst = check_zone_end(e, "dst", "gw_dst");
+    for (auto [zone, gateway] : {std::pair{src, "gw_src"}, std::pair{dst, "gw_dst"}}) {
+      if (is_routed(m_.routing_of(zone))) m_.gateways[zone].push_back(attr(e, gateway));
+    }
     if (src == dst) fail(e, "a zoneRoute from a zone to itself");
     add_route_edge(e, attr(e, "src"), attr(e, "dst"));
     m_.zone_hops[src].push_back(dst);
@@ -351,6 +355,11 @@ class Checker {
     if (*direction != "UP" && *direction != "DOWN") fail(e, "direction must be UP, DOWN or NONE");
     auto it = m_.split_links.find(id);
     if (it == m_.split_links.end()) {
+      if (m_.plain_links.count(id) == 0) {
+        std::vector<std::string> names;
+        for (const auto& [n, _] : m_.split_links) names.push_back(n);
+        fail(e, "unknown SPLITDUPLEX link \"" + id + "\"" + did_you_mean(id, names));
+      }
       fail(e, "direction " + *direction + " needs a SPLITDUPLEX link; \"" + id + "\" is not one");
     }
     if (it->second > m_.index_of(e)) fail(e, "link \"" + id + "\" is declared later");

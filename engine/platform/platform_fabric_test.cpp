@@ -173,6 +173,111 @@ TEST(FabricCheck, AcceptedMutantsOfFabricsLoadInSimgrid) {
   }
 }
 
+// ---- leaf blocks: up to 8 leaves in one zone (the default past kMaxLeafZones leaves; forced here) ----
+
+PlatformSpec blocks_of(PlatformSpec s, int64_t leaves_per_zone) {
+  s.leaves_per_zone = leaves_per_zone;
+  return s;
+}
+
+TEST(FabricBlocks, ZonePerLeafUpToKMaxLeafZonesLeavesThenBlocks) {
+  PlatformSpec rail = fabric(1, Topology::kRail);
+  rail.nodes = static_cast<int64_t>(kMaxLeafZones) / 8 * 32;  // 1,024 rail switches
+  EXPECT_EQ(zone_leaves(rail, fabric_layout(rail)), 1);
+  EXPECT_TRUE(leaf_blocks(rail, fabric_layout(rail)).empty());
+  rail.nodes += 1;  // a 129th pod
+  const FabricLayout more = fabric_layout(rail);
+  EXPECT_EQ(zone_leaves(rail, more), kLeavesPerBlock);
+  const auto blocks = leaf_blocks(rail, more);
+  ASSERT_EQ(blocks.size(), 8u * 17);  // 8 rails x ceil(129 pods / 8)
+  EXPECT_EQ(blocks[0].name, "rail0.block0");
+  EXPECT_EQ(blocks[0].leaves, (std::vector<size_t>{0, 8, 16, 24, 32, 40, 48, 56}));  // rail 0 of pods 0..7
+  EXPECT_EQ(blocks[16].name, "rail0.block16");
+  EXPECT_EQ(blocks[16].leaves, (std::vector<size_t>{128 * 8}));
+  EXPECT_EQ(blocks[17].name, "rail1.block0");
+  PlatformSpec fat = fabric(16, Topology::kFatTree);
+  fat.leaves_per_zone = 3;
+  const auto fat_blocks = leaf_blocks(fat, fabric_layout(fat));  // 4 leaves
+  ASSERT_EQ(fat_blocks.size(), 2u);
+  EXPECT_EQ(fat_blocks[1].name, "block1");
+  EXPECT_EQ(fat_blocks[1].leaves, (std::vector<size_t>{3}));
+}
+
+// The same links on every route as with a zone per leaf, plus the FATPIPE spine link of each block crossed.
+TEST(FabricBlocks, GeneratedBlocksPassTheCheckAndRouteOverTheSameLinks) {
+  PlatformSpec fat_per_node = fabric(3, Topology::kFatTree, 2, 1);
+  fat_per_node.nic_per_node = true;
+  const struct {
+    PlatformSpec spec;
+    HostPairs pairs;
+    std::string routes;
+  } cases[] = {
+      {blocks_of(fabric(3, Topology::kFatTree, 2, 1), 2),
+       {{"nic0", "nic9"}, {"nic0", "nic20"}},
+       "inter.nic0_UP@25.000000 leaf0.uplink_UP@100.000000 leaf1.uplink_DOWN@100.000000 inter.nic9_DOWN@25.000000 | "
+       "leaf2.uplink_DOWN@100.000000 inter.nic20_DOWN@25.000000 inter.nic0_UP@25.000000 leaf0.uplink_UP@100.000000 "
+       "block0.spine@200.000000 block1.spine@100.000000"},
+      {blocks_of(fabric(3, Topology::kRail, 4, 2), 8),
+       {{"nic1", "nic9"}, {"nic1", "nic17"}, {"nic1", "nic10"}},
+       "inter.nic1_UP@25.000000 inter.nic9_DOWN@25.000000 | inter.nic1_UP@25.000000 pod0.rail1.uplink_UP@12.500000 "
+       "pod1.rail1.uplink_DOWN@12.500000 inter.nic17_DOWN@25.000000 | pod0.rail2.uplink_DOWN@12.500000 "
+       "inter.nic10_DOWN@25.000000 inter.nic1_UP@25.000000 pod0.rail1.uplink_UP@12.500000 "
+       "rail1.block0.spine@25.000000 rail2.block0.spine@25.000000"},
+      {blocks_of(fat_per_node, 8),
+       {{"nic3", "nic20"}},
+       "inter.node0_UP@200.000000 leaf0.uplink_UP@100.000000 leaf2.uplink_DOWN@100.000000 inter.node2_DOWN@200.000000"},
+  };
+  for (const auto& c : cases) {
+    const std::string xml = platform_xml(c.spec);
+    EXPECT_EQ(check_error(xml, c.spec.gpus()), "");
+    EXPECT_EQ(check_error(xml, 9), "");  // a smaller job fits too
+    EXPECT_EQ(routes_in_child(write_file("blocks.xml", xml), c.pairs), c.routes);
+  }
+}
+
+TEST(FabricBlocks, FatTreeWithAMissingRouteToTheBlocksGateway) {
+  const std::string xml = platform_xml(blocks_of(fabric(8, Topology::kFatTree, 2), 8));
+  const std::string route = "<route src=\"leaf1.switch\" dst=\"block0.gw\"><link_ctn id=\"leaf1.uplink\" "
+                            "direction=\"UP\"/></route>";
+  EXPECT_EQ(check_error(replace_once(xml, route, ""), 64),
+            "p.xml: line " + std::to_string(line_of(xml, "<host id=\"nic0\"")) +
+                ": <host id=\"nic0\">: no route from nic0 to nic32 in <zone id=\"block0\"> (these hosts exchange data; "
+                "SimGrid aborts on a missing route)");
+}
+
+TEST(FabricBlocks, RailWithAGatewayThatIsNotInItsZone) {
+  const std::string xml = platform_xml(blocks_of(fabric(4, Topology::kRail, 1, 2), 8));
+  const std::string bad = replace_once(xml, "gw_src=\"rail2.block0.gw\"", "gw_src=\"rail3.block0.gw\"");
+  EXPECT_EQ(check_error(bad, 32), "p.xml: line " + std::to_string(line_of(xml, "<zoneRoute src=\"rail2.block0\"")) +
+                                      ": <zoneRoute src=\"rail2.block0\">: gw_src \"rail3.block0.gw\" must be a "
+                                      "<router> directly inside <zone id=\"rail2.block0\"> (did you mean "
+                                      "\"rail2.block0.gw\"?)");
+}
+
+TEST(FabricBlocks, PerNodeNicWithARouteOverAnUndeclaredLink) {
+  PlatformSpec s = blocks_of(fabric(2, Topology::kFatTree, 1, 1), 8);
+  s.nic_per_node = true;
+  const std::string xml = platform_xml(s);
+  const std::string bad = replace_once(xml, "<link id=\"inter.node1\"", "<link id=\"inter.node01\"");
+  EXPECT_EQ(check_error(bad, 16), "p.xml: line " + std::to_string(line_of(xml, "<link_ctn id=\"inter.node1\"")) +
+                                      ": <link_ctn id=\"inter.node1\">: unknown SPLITDUPLEX link \"inter.node1\" (did "
+                                      "you mean \"inter.node0\"?)");
+}
+
+TEST(FabricBlocks, AcceptedMutantsOfBlocksLoadInSimgrid) {
+  for (Topology t : {Topology::kFatTree, Topology::kRail}) {
+    PlatformSpec s = blocks_of(fabric(2, t, 2, 1), 8);
+    s.gpus_per_node = 2;
+    const int accepted = check_accepted_mutants(
+        platform_xml(s), 4, 2, {{"node0.gpu0", "node0.gpu1"}, {"node1.gpu1", "node1.gpu0"}, {"nic0", "nic3"}, {"nic3", "nic1"}},
+        {"<", ">", "/>", "\"", " ", "_UP", "zone", "0", "1", "GBps", "</zone>", "leaf", "spine", "rail", "block",
+         "<router id=\"r\"/>", "<link_ctn id=\"leaf0.uplink\"/>", "<route src=\"leaf0.switch\" dst=\"block0.gw\">",
+         "routing=\"Full\"", "routing=\"Cluster\"", "routing=\"Floyd\"", "FATPIPE"},
+        1200, t == Topology::kRail ? 7 : 11);
+    EXPECT_GT(accepted, 20) << to_string(t);
+  }
+}
+
 // Found by the mutant test: SimGrid's parser rejects "--" inside a comment (XML forbids it).
 TEST(FabricCheck, DoubleDashInsideACommentIsRejected) {
   const std::string xml = platform_xml(fabric(2, Topology::kFatTree, 2, 1));

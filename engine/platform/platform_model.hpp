@@ -32,6 +32,7 @@ struct PlatformModel {
   std::unordered_map<std::string, int> route_edges;          // "src\ndst" of each route / zoneRoute (and copies)
   std::unordered_map<std::string, std::vector<std::string>> next_hops;  // <route> graph inside routed zones
   std::unordered_map<int, std::vector<int>> zone_hops;       // <zoneRoute> graph: zone element -> zone elements
+  std::unordered_map<int, std::vector<std::string>> gateways;  // routed zone -> the gateways its <zoneRoute>s name
   int top_zone = -1;
   int fat_tree = -1;  // the FAT_TREE <cluster>, if any
 

@@ -46,9 +46,14 @@ class Convention {
     return zone;
   }
 
-  // In a routed zone every host of `group` needs a route to every other: a direct <route> in a Full zone,
-  // a chain of routes (through routers) in a Floyd or Dijkstra zone. SimGrid aborts on a missing one.
+  // In a routed zone every host of `group` needs a route to every other, and to each gateway a <zoneRoute> names
+  // in the zone: a direct <route> in a Full zone, a chain of routes (through routers) in a Floyd or Dijkstra
+  // zone. SimGrid aborts on a missing one.
   void check_routes_between(const std::vector<std::string>& group, int zone) const {
+    std::vector<std::string> targets = group;
+    if (auto gw = m_.gateways.find(zone); gw != m_.gateways.end()) {
+      targets.insert(targets.end(), gw->second.begin(), gw->second.end());
+    }
     const bool multi_hop = m_.routing_of(zone) != "Full";
     for (const std::string& from : group) {
       std::unordered_set<std::string> reached;
@@ -62,7 +67,7 @@ class Convention {
           if (reached.insert(next).second && multi_hop) frontier.push_back(next);
         }
       }
-      for (const std::string& to : group) {
+      for (const std::string& to : targets) {
         if (to != from && reached.count(to) == 0) {
           fail(element_of(from), "no route from " + from + " to " + to + " in " + xml::describe(at(zone)) +
                                      " (these hosts exchange data; SimGrid aborts on a missing route)");

@@ -38,6 +38,8 @@ struct PlatformSpec {
   int64_t nodes_per_leaf = 0;   // fat-tree: nodes under one leaf; rail: nodes (a pod) under one rail switch;
                                 // 0: default_nodes_per_leaf (fabric.hpp)
   bool nic_per_node = false;    // true: one NIC per node of gpus_per_node x nic_bytes_per_s, shared by its GPUs
+  int64_t leaves_per_zone = 0;  // fat-tree / rail: leaf switches per SimGrid zone, 1 (a zone per leaf) or more (a
+                                // block, fabric.hpp); 0: fabric.hpp's zone_leaves picks by size
 
   int64_t gpus() const { return nodes * gpus_per_node; }
 };

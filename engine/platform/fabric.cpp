@@ -32,7 +32,9 @@ std::vector<LeafBlock> leaf_blocks(const PlatformSpec& spec, const FabricLayout&
   const size_t rails = static_cast<size_t>(spec.gpus_per_node), pods = n / rails;  // leaves are pod-major
   for (size_t g = 0; g < rails; ++g) {
     for (size_t p = 0; p < pods; ++p) {
-      if (p % per_block == 0) blocks.push_back({"rail" + std::to_string(g) + ".block" + std::to_string(p / per_block), {}});
+      if (p % per_block == 0) {
+        blocks.push_back({"rail" + std::to_string(g) + ".block" + std::to_string(p / per_block), {}});
+      }
       blocks.back().leaves.push_back(p * rails + g);
     }
   }

@@ -44,7 +44,7 @@ void append_node_hosts(std::string& out, int indent, const PlatformSpec& spec, i
 // <route> to its leaf switch `sw` over its link of append_node_links: SimGrid wants a zone's routes after all
 // its hosts. With one NIC per node, its GPUs' NIC hosts share one link.
 void append_block_hosts(std::string& out, const PlatformSpec& spec, int64_t node, int64_t rail, const std::string& sw,
-                      bool routes) {
+                        bool routes) {
   const int64_t gpn = spec.gpus_per_node;
   if (!routes) out += node_comment(8, node, gpn, rail);
   for (int64_t g = rail >= 0 ? rail : 0; g < (rail >= 0 ? rail + 1 : gpn); ++g) {
@@ -81,11 +81,11 @@ void append_leaf(std::string& out, const PlatformSpec& spec, const FabricLayout&
   out += "      </zone>\n";
 }
 
-// A block (fabric.hpp's leaf_blocks, past kMaxLeafZones leaves) as one DijkstraCache zone: each leaf a router "<leaf>.switch" with its NIC
-// hosts routed to it and its uplink trunk routed to the block's gateway "<block>.gw", which reaches the spine over
-// "<block>.spine". SimGrid 3.32 loads and seals a platform in O(zones x hosts) (docs/simgrid.md): a zone per leaf
-// made 131,072 GPUs unloadable; blocks are kLeavesPerBlock times fewer, with the same links on every route.
-// Links sit in "inter_node" before the zone: SimGrid looks every name up zone by zone.
+// A block (fabric.hpp's leaf_blocks, past kMaxLeafZones leaves) as one DijkstraCache zone: each leaf a router
+// "<leaf>.switch" with its NIC hosts routed to it and its uplink trunk routed to the block's gateway "<block>.gw",
+// which reaches the spine over "<block>.spine". SimGrid 3.32 loads and seals a platform in O(zones x hosts)
+// (docs/simgrid.md): a zone per leaf made 131,072 GPUs unloadable; blocks are kLeavesPerBlock times fewer, with
+// the same links on every route. Links sit in "inter_node" before the zone: SimGrid looks names up zone by zone.
 void append_block(std::string& out, const PlatformSpec& spec, const FabricLayout& layout, const LeafBlock& block,
                   const std::string& bandwidth) {
   const std::string& name = block.name;
@@ -127,7 +127,8 @@ void append_leaves(std::string& out, const PlatformSpec& spec, const FabricLayou
   const std::vector<LeafBlock> blocks = leaf_blocks(spec, layout);
   if (blocks.empty()) {  // a zone per leaf
     for (const Leaf& leaf : layout.leaves) append_leaf(out, spec, layout, leaf, bandwidth);
-    out += "      <!-- each leaf's uplinks to all spine switches as one trunk: " + std::to_string(layout.ports_per_leaf) +
+    out += "      <!-- each leaf's uplinks to all spine switches as one trunk: " +
+           std::to_string(layout.ports_per_leaf) +
            " ports x " + bandwidth + " / oversubscription " + shortest(spec.oversubscription) + " -->\n";
     for (const Leaf& leaf : layout.leaves) {
       out += "      <link id=\"" + leaf.name + ".uplink\" bandwidth=\"" + format_bandwidth(leaf.uplink_bytes_per_s) +
@@ -135,7 +136,8 @@ void append_leaves(std::string& out, const PlatformSpec& spec, const FabricLayou
     }
     for (const Leaf& leaf : layout.leaves) {
       out += "      <zoneRoute src=\"" + leaf.name + "\" dst=\"spine\" gw_src=\"" + leaf.name +
-             ".switch\" gw_dst=\"spine.switch\"><link_ctn id=\"" + leaf.name + ".uplink\" direction=\"UP\"/></zoneRoute>\n";
+             ".switch\" gw_dst=\"spine.switch\"><link_ctn id=\"" + leaf.name +
+             ".uplink\" direction=\"UP\"/></zoneRoute>\n";
     }
   }
   for (const LeafBlock& block : blocks) append_block(out, spec, layout, block, bandwidth);

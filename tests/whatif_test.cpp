@@ -121,6 +121,29 @@ std::string line_of(const std::string& text, const std::string& needle) {
   return std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
 }
 
+// `platform` on 16 nodes with `options`, written to out_dir(folder)/<variant>.xml.
+fs::path generated_platform(const std::string& folder, const std::string& variant, std::vector<std::string> options) {
+  const fs::path xml = out_dir(folder) / (variant + ".xml");
+  fs::create_directories(xml.parent_path());
+  std::vector<std::string> args = {"platform", "platforms/b200_bf16.json", "--nodes", "16", "-o", xml.string()};
+  args.insert(args.end(), options.begin(), options.end());
+  EXPECT_EQ(run_cli(args).exit_code, 0) << variant;
+  return xml;
+}
+
+// <variant>.json run with every rank on SimGrid on the committed <variant>.xml, into out_dir(<variant>_<before>),
+// and on `xml`, into out_dir(<variant>_<after>); returns the two output folders.
+std::pair<fs::path, fs::path> run_on_both(const std::string& variant, const fs::path& xml, const std::string& before,
+                                          const std::string& after) {
+  const fs::path out_before = out_dir(variant + "_" + before), out_after = out_dir(variant + "_" + after);
+  for (const auto& [platform, out] : {std::pair{kDir + variant + ".xml", out_before}, {xml.string(), out_after}}) {
+    const auto r = run_cli({"run", kPrefix + variant + ".json", "-q", "--executor", "sim", "--ranks", "all",
+                            "--platform", platform, "-o", out.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  return {out_before, out_after};
+}
+
 // The committed what-if XMLs keep the layout written before session 7 (each NIC link inside its leaf's zone);
 // `platform` now declares a leaf's links in "inter_node", before the leaf, so SimGrid loads 16k GPUs in linear
 // time. Same platform: every rank's timing and every link's load are byte-identical on both files.
@@ -134,11 +157,7 @@ TEST(WhatIf, LinksDeclaredOutsideTheLeavesGiveByteIdenticalRuns) {
       {"fat_tree_2to1", {"--topology", "fat-tree", "--oversubscription", "2"}, "<zone id=\"leaf1\""},
   };
   for (const auto& c : cases) {
-    const fs::path xml = out_dir("relaid") / (std::string(c.variant) + ".xml");
-    fs::create_directories(xml.parent_path());
-    std::vector<std::string> args = {"platform", "platforms/b200_bf16.json", "--nodes", "16", "-o", xml.string()};
-    args.insert(args.end(), c.options.begin(), c.options.end());
-    ASSERT_EQ(run_cli(args).exit_code, 0) << c.variant;
+    const fs::path xml = generated_platform("relaid", c.variant, c.options);
     // The two files differ where it matters: the old leaf holds its links, the new one only hosts and a router.
     const std::string before = read_file(kDir + c.variant + ".xml"), after = read_file(xml.string());
     const auto leaf_body = [&](const std::string& text) {
@@ -147,13 +166,7 @@ TEST(WhatIf, LinksDeclaredOutsideTheLeavesGiveByteIdenticalRuns) {
     };
     EXPECT_NE(leaf_body(before).find("<link "), std::string::npos) << c.variant;
     EXPECT_EQ(leaf_body(after).find("<link "), std::string::npos) << c.variant;
-    const fs::path out_before = out_dir(std::string(c.variant) + "_before");
-    const fs::path out_after = out_dir(std::string(c.variant) + "_after");
-    for (const auto& [platform, out] : {std::pair{kDir + c.variant + ".xml", out_before}, {xml.string(), out_after}}) {
-      const auto r = run_cli({"run", kPrefix + c.variant + ".json", "-q", "--executor", "sim", "--ranks", "all",
-                              "--platform", platform, "-o", out.string()});
-      ASSERT_EQ(r.exit_code, 0) << r.err;
-    }
+    const auto [out_before, out_after] = run_on_both(c.variant, xml, "before", "after");
     for (const char* file : {"summary.json", "links.json", "ranks.json"}) {
       EXPECT_EQ(read_file((out_before / file).string()), read_file((out_after / file).string()))
           << c.variant << " " << file;
@@ -176,20 +189,11 @@ TEST(WhatIf, LeafBlocksGiveTheRunsOfAZonePerLeaf) {
       {"fat_tree_2to1", {"--topology", "fat-tree", "--oversubscription", "2"}, "<zone id=\"block1\"", 2},
   };
   for (const auto& c : cases) {
-    const fs::path xml = out_dir("blocks") / (std::string(c.variant) + ".xml");
-    fs::create_directories(xml.parent_path());
-    std::vector<std::string> args = {"platform", "platforms/b200_bf16.json", "--nodes", "16", "--leaves-per-zone", "2",
-                                     "-o", xml.string()};
-    args.insert(args.end(), c.options.begin(), c.options.end());
-    ASSERT_EQ(run_cli(args).exit_code, 0) << c.variant;
+    std::vector<std::string> options = c.options;
+    options.insert(options.end(), {"--leaves-per-zone", "2"});
+    const fs::path xml = generated_platform("blocks", c.variant, options);
     EXPECT_NE(read_file(xml.string()).find(c.block), std::string::npos) << c.variant;
-    const fs::path out_before = out_dir(std::string(c.variant) + "_leaf_zones");
-    const fs::path out_after = out_dir(std::string(c.variant) + "_blocks");
-    for (const auto& [platform, out] : {std::pair{kDir + c.variant + ".xml", out_before}, {xml.string(), out_after}}) {
-      const auto r = run_cli({"run", kPrefix + c.variant + ".json", "-q", "--executor", "sim", "--ranks", "all",
-                              "--platform", platform, "-o", out.string()});
-      ASSERT_EQ(r.exit_code, 0) << r.err;
-    }
+    const auto [out_before, out_after] = run_on_both(c.variant, xml, "leaf_zones", "blocks");
     for (const char* file : {"summary.json", "ranks.json"}) {
       EXPECT_EQ(read_file((out_before / file).string()), read_file((out_after / file).string()))
           << c.variant << " " << file;
@@ -246,7 +250,15 @@ TEST(WhatIf, PlatformCommandRefusesContradictoryOptions) {
                       "node\n");
   const auto flat = run_cli({"platform", "platforms/b200_bf16.json", "--nodes", "4", "--oversubscription", "2"});
   EXPECT_EQ(flat.exit_code, 2);
-  EXPECT_EQ(flat.err, "error: --oversubscription, --nodes-per-leaf and --leaves-per-zone need --topology fat-tree or rail\n");
+  EXPECT_EQ(flat.err,
+            "error: --oversubscription, --nodes-per-leaf and --leaves-per-zone need --topology fat-tree or rail\n");
+  const auto flat_blocks = run_cli({"platform", "platforms/b200_bf16.json", "--nodes", "4", "--leaves-per-zone", "2"});
+  EXPECT_EQ(flat_blocks.exit_code, 2);
+  EXPECT_EQ(flat_blocks.err, flat.err);
+  const auto no_leaves =
+      run_cli({"platform", "platforms/b200_bf16.json", "--nodes", "4", "--topology", "rail", "--leaves-per-zone", "0"});
+  EXPECT_EQ(no_leaves.exit_code, 2);
+  EXPECT_EQ(no_leaves.err.rfind("error: --leaves-per-zone: Value 0 not in range 1 to 64\n", 0), 0u) << no_leaves.err;
 }
 
 }  // namespace

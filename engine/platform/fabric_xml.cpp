@@ -201,9 +201,10 @@ std::string fabric_description(const PlatformSpec& spec, const FabricLayout& lay
       (every inter-node transfer then also crosses that shared link), or generate a fat-tree.
 )";
   }
-  if (leaf_blocks(spec, layout).empty()) return text + per_leaf_description(spec, layout);
+  const size_t blocks = leaf_blocks(spec, layout).size();
+  if (blocks == 0) return text + per_leaf_description(spec, layout);
   text += std::string("    * zone \"inter_node\" (routing Floyd, over ") +
-          std::to_string(leaf_blocks(spec, layout).size() + 1) + " zones): the leaf switches in blocks of up to " +
+          std::to_string(blocks + 1) + " zones): the leaf switches in blocks of up to " +
           std::to_string(kLeavesPerBlock) + ", one DijkstraCache zone each\n" +
           (spec.topology == Topology::kRail
                ? "      (rail-optimised: leaf \"pod{p}.rail{g}\" holds NIC g of every node of pod p, " +

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -53,16 +54,29 @@ TEST(FabricLayout, PerNodeNicsMakeOnePortPerNode) {
   EXPECT_EQ(f.leaves.size(), 1u);
 }
 
+// A generated fabric, host pairs and the routes SimGrid gives them ("|" between pairs).
+struct RouteCase {
+  PlatformSpec spec;
+  HostPairs pairs;
+  std::string routes;
+};
+
+// Each case's XML passes the check (for its whole size and for a 9-GPU job) and routes as expected.
+void expect_checked_and_routed(const std::vector<RouteCase>& cases, const std::string& file) {
+  for (const auto& c : cases) {
+    const std::string xml = platform_xml(c.spec);
+    EXPECT_EQ(check_error(xml, c.spec.gpus()), "");
+    EXPECT_EQ(check_error(xml, 9), "");  // a smaller job fits too
+    EXPECT_EQ(routes_in_child(write_file(file, xml), c.pairs), c.routes);
+  }
+}
+
 TEST(FabricXml, GeneratedFabricsPassTheCheckAndRouteAsDescribed) {
   PlatformSpec per_node = spec_of(3);
   per_node.nic_per_node = true;
   PlatformSpec fat_per_node = fabric(3, Topology::kFatTree, 2, 2);
   fat_per_node.nic_per_node = true;
-  const struct {
-    PlatformSpec spec;
-    HostPairs pairs;
-    std::string routes;
-  } cases[] = {
+  expect_checked_and_routed({
       {fabric(3, Topology::kFatTree, 2, 2),
        {{"nic0", "nic9"}, {"nic0", "nic20"}},
        "inter.nic0_UP@25.000000 inter.nic9_DOWN@25.000000 | inter.nic0_UP@25.000000 leaf0.uplink_UP@200.000000 "
@@ -76,13 +90,8 @@ TEST(FabricXml, GeneratedFabricsPassTheCheckAndRouteAsDescribed) {
       {fat_per_node,
        {{"nic3", "nic20"}},
        "inter.node0_UP@200.000000 leaf0.uplink_UP@200.000000 leaf1.uplink_DOWN@200.000000 inter.node2_DOWN@200.000000"},
-  };
-  for (const auto& c : cases) {
-    const std::string xml = platform_xml(c.spec);
-    EXPECT_EQ(check_error(xml, c.spec.gpus()), "");
-    EXPECT_EQ(check_error(xml, 9), "");  // a smaller job fits too
-    EXPECT_EQ(routes_in_child(write_file("fabric.xml", xml), c.pairs), c.routes);
-  }
+      },
+      "fabric.xml");
 }
 
 TEST(FabricXml, LargeFabricsLoadQuickly) {
@@ -207,11 +216,7 @@ TEST(FabricBlocks, ZonePerLeafUpToKMaxLeafZonesLeavesThenBlocks) {
 TEST(FabricBlocks, GeneratedBlocksPassTheCheckAndRouteOverTheSameLinks) {
   PlatformSpec fat_per_node = fabric(3, Topology::kFatTree, 2, 1);
   fat_per_node.nic_per_node = true;
-  const struct {
-    PlatformSpec spec;
-    HostPairs pairs;
-    std::string routes;
-  } cases[] = {
+  expect_checked_and_routed({
       {blocks_of(fabric(3, Topology::kFatTree, 2, 1), 2),
        {{"nic0", "nic9"}, {"nic0", "nic20"}},
        "inter.nic0_UP@25.000000 leaf0.uplink_UP@100.000000 leaf1.uplink_DOWN@100.000000 inter.nic9_DOWN@25.000000 | "
@@ -226,13 +231,8 @@ TEST(FabricBlocks, GeneratedBlocksPassTheCheckAndRouteOverTheSameLinks) {
       {blocks_of(fat_per_node, 8),
        {{"nic3", "nic20"}},
        "inter.node0_UP@200.000000 leaf0.uplink_UP@100.000000 leaf2.uplink_DOWN@100.000000 inter.node2_DOWN@200.000000"},
-  };
-  for (const auto& c : cases) {
-    const std::string xml = platform_xml(c.spec);
-    EXPECT_EQ(check_error(xml, c.spec.gpus()), "");
-    EXPECT_EQ(check_error(xml, 9), "");  // a smaller job fits too
-    EXPECT_EQ(routes_in_child(write_file("blocks.xml", xml), c.pairs), c.routes);
-  }
+      },
+      "blocks.xml");
 }
 
 TEST(FabricBlocks, FatTreeWithAMissingRouteToTheBlocksGateway) {

@@ -177,7 +177,8 @@ TEST(WhatIf, LinksDeclaredOutsideTheLeavesGiveByteIdenticalRuns) {
 // Past 1,024 leaves `platform` puts up to 8 leaves in one zone (a block, so that SimGrid 3.32 loads 131k GPUs at
 // all, docs/simgrid.md); --leaves-per-zone 2 forces blocks on 16 nodes. Same links on every route: every rank's
 // timing and every link's load are byte-identical to the committed zone-per-leaf XMLs; links.json only gains the
-// blocks' FATPIPE spine links, which never limit, where traffic crosses blocks (the fat-tree's 4 leaves make 2).
+// blocks' spine links, which never limit, where traffic crosses blocks (the fat-tree's 4 leaves make 2 blocks,
+// each with a spine_up and a spine_down).
 TEST(WhatIf, LeafBlocksGiveTheRunsOfAZonePerLeaf) {
   const struct {
     const char* variant;
@@ -186,7 +187,7 @@ TEST(WhatIf, LeafBlocksGiveTheRunsOfAZonePerLeaf) {
     size_t spine_links;
   } cases[] = {
       {"rail_4to1", {"--topology", "rail", "--oversubscription", "4"}, "<zone id=\"rail3.block0\"", 0},
-      {"fat_tree_2to1", {"--topology", "fat-tree", "--oversubscription", "2"}, "<zone id=\"block1\"", 2},
+      {"fat_tree_2to1", {"--topology", "fat-tree", "--oversubscription", "2"}, "<zone id=\"block1\"", 4},
   };
   for (const auto& c : cases) {
     std::vector<std::string> options = c.options;
@@ -202,7 +203,10 @@ TEST(WhatIf, LeafBlocksGiveTheRunsOfAZonePerLeaf) {
     auto& list = links["links"];
     const auto is_spine = [](const nlohmann::json& l) {
       const std::string name = l["name"];
-      return name.size() > 6 && name.compare(name.size() - 6, 6, ".spine") == 0;
+      const auto ends_with = [&name](const std::string& tail) {
+        return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+      };
+      return ends_with(".spine_up") || ends_with(".spine_down");
     };
     EXPECT_EQ(static_cast<size_t>(std::count_if(list.begin(), list.end(), is_spine)), c.spine_links) << c.variant;
     list.erase(std::remove_if(list.begin(), list.end(), is_spine), list.end());

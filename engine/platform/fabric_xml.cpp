@@ -83,9 +83,9 @@ void append_leaf(std::string& out, const PlatformSpec& spec, const FabricLayout&
 
 // A block (fabric.hpp's leaf_blocks, past kMaxLeafZones leaves) as one DijkstraCache zone: each leaf a router
 // "<leaf>.switch" with its NIC hosts routed to it and its uplink trunk routed to the block's gateway "<block>.gw",
-// which reaches the spine over "<block>.spine". SimGrid 3.32 loads and seals a platform in O(zones x hosts)
-// (docs/simgrid.md): a zone per leaf made 131,072 GPUs unloadable; blocks are kLeavesPerBlock times fewer, with
-// the same links on every route. Links sit in "inter_node" before the zone: SimGrid looks names up zone by zone.
+// which reaches the spine over "<block>.spine_up" and is reached from it over "<block>.spine_down". SimGrid 3.32
+// loads and seals a platform in O(zones x hosts) (docs/simgrid.md): a zone per leaf made 131,072 GPUs unloadable;
+// blocks are kLeavesPerBlock times fewer, with the same links on every route. Links sit in "inter_node" before the zone: SimGrid looks names up zone by zone.
 void append_block(std::string& out, const PlatformSpec& spec, const FabricLayout& layout, const LeafBlock& block,
                   const std::string& bandwidth) {
   const std::string& name = block.name;
@@ -98,9 +98,15 @@ void append_block(std::string& out, const PlatformSpec& spec, const FabricLayout
            "\" latency=\"0s\" sharing_policy=\"SPLITDUPLEX\"/>\n";
     uplinks_bytes_per_s += leaf->uplink_bytes_per_s;
   }
-  // FATPIPE: each flow alone is held to the bandwidth, which is at least its leaf's uplink: it never limits.
-  out += "      <link id=\"" + name + ".spine\" bandwidth=\"" + format_bandwidth(uplinks_bytes_per_s) +
-         "\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n";
+  // Twice the block's uplinks together: every flow on it also crosses its leaf's uplink, so their sum stays at
+  // half of it or less and it never limits. SHARED, not FATPIPE: SimGrid's solver rescans a FATPIPE link's
+  // every flow each time it fixes one of them (quadratic in a block's flows). One link each way: a starting or
+  // ending flow re-solves every flow that shares a link with it, and one link for both directions would chain
+  // all the blocks' flows together.
+  for (const char* way : {"up", "down"}) {
+    out += "      <link id=\"" + name + ".spine_" + way + "\" bandwidth=\"" +
+           format_bandwidth(2 * uplinks_bytes_per_s) + "\" latency=\"0s\"/>\n";
+  }
   out += "      <zone id=\"" + name + "\" routing=\"DijkstraCache\">\n";
   out += "        <router id=\"" + name + ".gw\"/>\n";
   for (bool routes : {false, true}) {
@@ -143,7 +149,10 @@ void append_leaves(std::string& out, const PlatformSpec& spec, const FabricLayou
   for (const LeafBlock& block : blocks) append_block(out, spec, layout, block, bandwidth);
   for (const LeafBlock& block : blocks) {
     out += "      <zoneRoute src=\"" + block.name + "\" dst=\"spine\" gw_src=\"" + block.name +
-           ".gw\" gw_dst=\"spine.switch\"><link_ctn id=\"" + block.name + ".spine\"/></zoneRoute>\n";
+           ".gw\" gw_dst=\"spine.switch\" symmetrical=\"NO\"><link_ctn id=\"" + block.name +
+           ".spine_up\"/></zoneRoute>\n";
+    out += "      <zoneRoute src=\"spine\" dst=\"" + block.name + "\" gw_src=\"spine.switch\" gw_dst=\"" +
+           block.name + ".gw\" symmetrical=\"NO\"><link_ctn id=\"" + block.name + ".spine_down\"/></zoneRoute>\n";
   }
   out += "    </zone>\n";
 }
@@ -218,8 +227,9 @@ std::string fabric_description(const PlatformSpec& spec, const FabricLayout& lay
       switch a <route> to the block's gateway "<block>.gw" over its trunk "<leaf>.uplink": all the leaf's
       uplinks to all spine switches as one link, since ECMP spreads flows over them (one link per spine
       with a fixed spine per pair of leaves would pile a ring's flows onto one cable). Zone "spine" holds
-      one router for the whole spine tier; each block reaches it through one <zoneRoute> over
-      "<block>.spine", a FATPIPE link as fast as the block's uplinks together, which never limits (SimGrid
+      one router for the whole spine tier; a block reaches it through a <zoneRoute> over "<block>.spine_up"
+      and is reached from it through one over "<block>.spine_down", each as fast as twice the block's
+      uplinks together: every flow on them also crosses its leaf's uplink, so they never limit (SimGrid
       refuses an empty route). Two NICs under one leaf use only their own links; between leaves a transfer
       also crosses the source leaf's uplink (_UP) and the destination leaf's (_DOWN).
     * Why blocks, not a zone per leaf: SimGrid 3.32 loads and seals a platform in O(zones x hosts), and 4,096

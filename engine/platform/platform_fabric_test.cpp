@@ -212,7 +212,8 @@ TEST(FabricBlocks, ZonePerLeafUpToKMaxLeafZonesLeavesThenBlocks) {
   EXPECT_EQ(fat_blocks[1].leaves, (std::vector<size_t>{3}));
 }
 
-// The same links on every route as with a zone per leaf, plus the FATPIPE spine link of each block crossed.
+// The same links on every route as with a zone per leaf, plus the source block's spine_up and the destination
+// block's spine_down, each twice its block's uplinks together (fat-tree: 2 x 200, 2 x 100; rail: 2 x 25).
 TEST(FabricBlocks, GeneratedBlocksPassTheCheckAndRouteOverTheSameLinks) {
   PlatformSpec fat_per_node = fabric(3, Topology::kFatTree, 2, 1);
   fat_per_node.nic_per_node = true;
@@ -221,13 +222,13 @@ TEST(FabricBlocks, GeneratedBlocksPassTheCheckAndRouteOverTheSameLinks) {
        {{"nic0", "nic9"}, {"nic0", "nic20"}},
        "inter.nic0_UP@25.000000 leaf0.uplink_UP@100.000000 leaf1.uplink_DOWN@100.000000 inter.nic9_DOWN@25.000000 | "
        "leaf2.uplink_DOWN@100.000000 inter.nic20_DOWN@25.000000 inter.nic0_UP@25.000000 leaf0.uplink_UP@100.000000 "
-       "block0.spine@200.000000 block1.spine@100.000000"},
+       "block0.spine_up@400.000000 block1.spine_down@200.000000"},
       {blocks_of(fabric(3, Topology::kRail, 4, 2), 8),
        {{"nic1", "nic9"}, {"nic1", "nic17"}, {"nic1", "nic10"}},
        "inter.nic1_UP@25.000000 inter.nic9_DOWN@25.000000 | inter.nic1_UP@25.000000 pod0.rail1.uplink_UP@12.500000 "
        "pod1.rail1.uplink_DOWN@12.500000 inter.nic17_DOWN@25.000000 | pod0.rail2.uplink_DOWN@12.500000 "
        "inter.nic10_DOWN@25.000000 inter.nic1_UP@25.000000 pod0.rail1.uplink_UP@12.500000 "
-       "rail1.block0.spine@25.000000 rail2.block0.spine@25.000000"},
+       "rail1.block0.spine_up@50.000000 rail2.block0.spine_down@50.000000"},
       {blocks_of(fat_per_node, 8),
        {{"nic3", "nic20"}},
        "inter.node0_UP@200.000000 leaf0.uplink_UP@100.000000 leaf2.uplink_DOWN@100.000000 inter.node2_DOWN@200.000000"},

@@ -203,10 +203,7 @@ TEST(WhatIf, LeafBlocksGiveTheRunsOfAZonePerLeaf) {
     auto& list = links["links"];
     const auto is_spine = [](const nlohmann::json& l) {
       const std::string name = l["name"];
-      const auto ends_with = [&name](const std::string& tail) {
-        return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
-      };
-      return ends_with(".spine_up") || ends_with(".spine_down");
+      return name.ends_with(".spine_up") || name.ends_with(".spine_down");
     };
     EXPECT_EQ(static_cast<size_t>(std::count_if(list.begin(), list.end(), is_spine)), c.spine_links) << c.variant;
     list.erase(std::remove_if(list.begin(), list.end(), is_spine), list.end());

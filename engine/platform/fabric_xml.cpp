@@ -85,7 +85,8 @@ void append_leaf(std::string& out, const PlatformSpec& spec, const FabricLayout&
 // "<leaf>.switch" with its NIC hosts routed to it and its uplink trunk routed to the block's gateway "<block>.gw",
 // which reaches the spine over "<block>.spine_up" and is reached from it over "<block>.spine_down". SimGrid 3.32
 // loads and seals a platform in O(zones x hosts) (docs/simgrid.md): a zone per leaf made 131,072 GPUs unloadable;
-// blocks are kLeavesPerBlock times fewer, with the same links on every route. Links sit in "inter_node" before the zone: SimGrid looks names up zone by zone.
+// blocks are kLeavesPerBlock times fewer, with the same links on every route. Links sit in "inter_node" before
+// the zone: SimGrid looks names up zone by zone.
 void append_block(std::string& out, const PlatformSpec& spec, const FabricLayout& layout, const LeafBlock& block,
                   const std::string& bandwidth) {
   const std::string& name = block.name;

@@ -96,6 +96,8 @@ TEST(RunFolder, CtrlCEndsARunWith130AndLeavesNoTemporaryFile) {
   EXPECT_EQ(WEXITSTATUS(status), 130);
   EXPECT_EQ(read_file(err), "\ninterrupted\n");
   for (const auto& e : fs::directory_iterator(dir / "out")) EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  // Nor the generated platform SimGrid was loading (it was left in the temp folder before).
+  EXPECT_FALSE(fs::exists(fs::temp_directory_path() / ("simumax-platform-" + std::to_string(pid) + ".xml")));
 }
 
 // Two runs into one folder mixed their files: the second is refused while the first holds the folder.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -27,15 +28,34 @@ uint32_t job_rank(const graph::TaskGraph& g, uint32_t rank) {
 }
 
 // platform_xml(spec) in a private temporary file: what a user would get from the CLI is exactly what runs.
-std::string write_temp_platform(const platform::PlatformSpec& spec) {
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("simumax-platform-" + std::to_string(::getpid()) + ".xml");
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << platform::platform_xml(spec);
-  out.close();
-  if (!out) throw common::InternalError("sim: cannot write the platform to " + path.string());
-  return path.string();
-}
+// Removed once SimGrid has loaded it, when loading fails, and when the process is interrupted meanwhile.
+class GeneratedPlatformFile {
+ public:
+  explicit GeneratedPlatformFile(const platform::PlatformSpec& spec)
+      : path_((std::filesystem::temp_directory_path() / ("simumax-platform-" + std::to_string(::getpid()) + ".xml"))
+                  .string()) {
+    common::register_temporary(path_.c_str());
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out << platform::platform_xml(spec);
+    out.close();
+    if (!out) {
+      remove();
+      throw common::InternalError("sim: cannot write the platform to " + path_);
+    }
+  }
+  GeneratedPlatformFile(const GeneratedPlatformFile&) = delete;
+  GeneratedPlatformFile& operator=(const GeneratedPlatformFile&) = delete;
+  ~GeneratedPlatformFile() { remove(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  void remove() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+    common::unregister_temporary(path_.c_str());
+  }
+  std::string path_;
+};
 
 sg4::Engine& make_engine(bool log_simgrid) {
   static bool created = false;
@@ -104,20 +124,18 @@ LoadedPlatform load_platform(const graph::TaskGraph& graph, const SimOptions& op
     throw common::InternalError("run_sim: the graph has rank " + std::to_string(world - 1) + " but the spec only " +
                                 std::to_string(options.spec->gpus()) + " GPUs");
   }
-  const std::string path = user_xml ? options.platform_xml_path : write_temp_platform(*options.spec);
+  std::optional<GeneratedPlatformFile> generated;
+  if (!user_xml) generated.emplace(*options.spec);
+  const std::string& path = user_xml ? options.platform_xml_path : generated->path();
   if (user_xml) platform::check_platform_xml(path, world, gpn);  // before SimGrid, which aborts on bad platforms
   sg4::Engine& engine = make_engine(options.log_simgrid);
   try {
     engine.load_platform(path);
     engine.seal_platform();
   } catch (const std::exception& e) {  // what the check missed but SimGrid reports without aborting
-    if (!user_xml) {
-      std::filesystem::remove(path);
-      throw common::InternalError(std::string("sim: SimGrid rejected the generated platform: ") + e.what());
-    }
+    if (!user_xml) throw common::InternalError(std::string("sim: SimGrid rejected the generated platform: ") + e.what());
     throw common::ConfigError(path, "", std::string("SimGrid rejected the platform: ") + e.what());
   }
-  if (!user_xml) std::filesystem::remove(path);
   return {&engine, map_hosts(engine, graph, gpn, user_xml ? path : "generated platform")};
 }
 

@@ -3,19 +3,18 @@
 #pragma once
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include "engine/common/error.hpp"
 #include "engine/config/system_config.hpp"
 #include "engine/platform/platform_check.hpp"
 #include "engine/platform/platform_spec.hpp"
 #include "engine/platform/subprocess_test_util.hpp"
+#include "engine/platform/temp_file_test_util.hpp"
 
 namespace simumax::platform::testing {
 
@@ -53,13 +52,6 @@ inline std::string check_error(const std::string& text, int64_t world, int64_t g
     return e.what();
   }
   return "";
-}
-
-// A file in the test temp folder; the name carries the process id, as ctest runs tests side by side.
-inline std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + std::to_string(getpid()) + "." + name;
-  std::ofstream(path) << text;
-  return path;
 }
 
 using HostPairs = std::vector<std::pair<std::string, std::string>>;

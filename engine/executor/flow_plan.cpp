@@ -17,6 +17,8 @@ uint32_t LinkTracker::index_of(sg4::Link* link) {
   if (inserted) {
     links_.push_back(link);
     stats_.emplace_back();
+    fatpipe_.push_back(link->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE);
+    bandwidth_.push_back(link->get_bandwidth());
   }
   return it->second;
 }
@@ -192,10 +194,13 @@ FlowPlan build_plan(const graph::TaskGraph& g, const graph::Task& t, const RankH
       throw common::ConfigError(hosts.platform, src->get_name() + " -> " + dst->get_name(),
                                 "no link between these hosts");
     }
+    double lone = std::numeric_limits<double>::infinity();
     for (sg4::Link* link : route) {
       ++load[link];
       plan.links.push_back(tracker.index_of(link));
+      lone = std::min(lone, link->get_bandwidth());
     }
+    plan.lone_bytes_per_s.push_back(lone);
     plan.link_offsets.push_back(static_cast<uint32_t>(plan.links.size()));
     plan.route_latency_s = std::max(plan.route_latency_s, latency);
     plan.flows.emplace_back(src, dst);

@@ -37,6 +37,10 @@ class LinkTracker {
   static constexpr size_t kSeriesLinks = 20;  // the busiest links that get their series in usage()
 
   uint32_t index_of(simgrid::s4u::Link* link);
+  size_t size() const { return stats_.size(); }
+  uint32_t active(uint32_t link) const { return stats_[link].active; }  // flows on the link now
+  bool fatpipe(uint32_t link) const { return fatpipe_[link]; }           // its flows never share its bandwidth
+  double bandwidth(uint32_t link) const { return bandwidth_[link]; }
   void flow_started(const uint32_t* links, size_t count, double bytes, double now);
   // A flow that started at `started` with `bytes` ended: its bytes are spread evenly over [started, now].
   void flow_ended(const uint32_t* links, size_t count, double bytes, double started, double now);
@@ -61,6 +65,8 @@ class LinkTracker {
   std::unordered_map<const simgrid::s4u::Link*, uint32_t> index_;
   std::vector<simgrid::s4u::Link*> links_;
   std::vector<Stats> stats_;
+  std::vector<bool> fatpipe_;
+  std::vector<double> bandwidth_;
   double bucket_s_ = 1e-6;
 };
 
@@ -69,6 +75,7 @@ struct FlowPlan {
   std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>> flows;
   std::vector<uint32_t> link_offsets = {0};  // the links of flow i: links[link_offsets[i] .. link_offsets[i + 1])
   std::vector<uint32_t> links;               // LinkTracker indices
+  std::vector<double> lone_bytes_per_s;  // flow i's rate alone on the platform: its slowest link's bandwidth
   double share_bytes_per_s = 0;  // the rate a flow is sized with: on the reference fabric when there is one
   double route_latency_s = 0;    // the largest route latency (0 on platform_xml's links)
 };

@@ -128,29 +128,47 @@ void FlowPool::close() {
 class SimRun {
  public:
   SimRun(const graph::TaskGraph& g, RankHosts hosts, const SimOptions& o)
-      : g_(g), hosts_(std::move(hosts)), reference_(o.spec), sink_(o.sink), keep_(o.keep_timeline) {}
+      : g_(g),
+        hosts_(std::move(hosts)),
+        reference_(o.spec),
+        sink_(o.sink),
+        keep_(o.keep_timeline),
+        flow_timers_(o.flow_timers) {}
 
   Timeline run(sg4::Engine& engine);
   uint64_t flows_started() const { return flows_started_; }
   uint64_t flows_made_by_maestro() const { return pool_ ? pool_->made_by_maestro() : 0; }
+  uint64_t flows_on_simgrid() const { return flows_on_simgrid_; }
 
  private:
-  static constexpr uint32_t kFlowsBit = 1u << 31;  // event = "the wait is over, send the flows"
+  // An event's code: what happens (the high word) to which task or lone flow (the low word). At one date, task
+  // ends go first, then flow starts, then lone flows' ends, as SimGrid reports a flow's end after its timers.
+  static constexpr uint64_t kTaskEnds = 0, kSendFlows = 1ull << 32, kLoneFlowEnds = 2ull << 32;
   struct Event {
     double date;
-    uint32_t code;  // task id, | kFlowsBit
+    uint64_t code;
   };
   struct Later {
     bool operator()(const Event& a, const Event& b) const {
       return a.date > b.date || (a.date == b.date && a.code > b.code);
     }
   };
+  // A flow running as a timer at its lone rate (see SimOptions::flow_timers).
+  struct LoneFlow {
+    uint32_t task = 0;
+    uint32_t flow = 0;
+    double start = 0;
+    double end = 0;
+    double bytes = 0;
+    double rate = 0;
+    bool handed_over = false;  // now on SimGrid; its end event is stale (the slot is freed when it pops)
+  };
 
   // A flow's SimGrid data: its task (+1, so that it is never null) and its index in the task's plan.
   static uintptr_t flow_code(uint32_t task, uint32_t flow) {
     return (static_cast<uintptr_t>(task) + 1) << 32 | flow;
   }
-  void push(double date, uint32_t code) {
+  void push(double date, uint64_t code) {
     heap_.push_back({date, code});
     std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
@@ -160,6 +178,13 @@ class SimRun {
   void start(uint32_t task, double now);
   void finish(uint32_t task, double now);
   void send_flows(uint32_t task);
+  bool fits_as_timer(const uint32_t* links, uint32_t count, double rate, double now) const;
+  void hand_over_sharing(const uint32_t* links, uint32_t count, double now);
+  void leave_links(uint32_t lone);
+  void start_on_simgrid(uint32_t task, uint32_t flow, double bytes);
+  void hand_over(uint32_t lone, double now);
+  void lone_flow_ended(uint32_t lone, double now);
+  void flow_ended(uint32_t task, uint32_t flow, double now);
   void drain();
   void arm();
   void on_action_finished(const simgrid::kernel::resource::Action& action);
@@ -171,6 +196,7 @@ class SimRun {
   std::optional<platform::PlatformSpec> reference_;  // the fabric flows are sized on (see build_plan)
   TaskSink* sink_;
   bool keep_;  // fill tl_.start / tl_.end; without, net_start_ keeps what the run itself needs
+  bool flow_timers_;
   std::unordered_map<uint32_t, double> net_start_;  // !keep_: start of each network task not ended yet
   detail::LinkTracker links_;
   Timeline tl_;
@@ -192,9 +218,14 @@ class SimRun {
   std::vector<LiveFlow> done_;                      // ended at this date, not handled yet (see on_flows_done)
   std::vector<LiveFlow> handled_;
   std::vector<sg4::ExecPtr> graveyard_;  // kept until SimGrid has posted them (released at the next time step)
+  std::vector<LoneFlow> lone_;         // slots; free ones listed in free_lone_
+  std::vector<uint32_t> free_lone_;
+  std::vector<std::vector<uint32_t>> lones_on_link_;  // per LinkTracker index (not FATPIPE): its lone flows
+  std::vector<uint32_t> handover_links_;              // hand_over_sharing's links still to visit
   bool done_timer_set_ = false;
-  uint64_t live_flows_ = 0;
+  uint64_t live_flows_ = 0;  // on SimGrid
   uint64_t flows_started_ = 0;
+  uint64_t flows_on_simgrid_ = 0;
   uint64_t completed_ = 0;
 };
 
@@ -217,9 +248,9 @@ void SimRun::start(uint32_t task, double now) {
   if (t.network && t.group != graph::kNoGroup) {
     const FlowSizing sizing = size_flows(t, plan_of(t));
     if (!keep_) net_start_.emplace(task, now);
-    if (sizing.bytes > 0) return push(now + sizing.wait_s, task | kFlowsBit);
+    if (sizing.bytes > 0) return push(now + sizing.wait_s, kSendFlows | task);
   }
-  push(now + t.seconds, task);
+  push(now + t.seconds, kTaskEnds | task);
 }
 
 void SimRun::finish(uint32_t task, double now) {
@@ -234,24 +265,121 @@ void SimRun::finish(uint32_t task, double now) {
   }
 }
 
+// Whether a flow of `rate` starting now keeps every flow on its links at its lone rate: no link carries a flow
+// on SimGrid, and on each (FATPIPE links aside) the lone flows' rates and this one's fit in its bandwidth. Then
+// max-min sharing gives every flow its slowest link's bandwidth, as a timer does. Lone flows ending now do not
+// count: they are gone before this flow moves a byte.
+bool SimRun::fits_as_timer(const uint32_t* links, uint32_t count, double rate, double now) const {
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t l = links[i];
+    if (links_.fatpipe(l)) continue;
+    const std::vector<uint32_t>& lones = lones_on_link_[l];
+    if (links_.active(l) > lones.size()) return false;  // a flow on SimGrid
+    double sum = rate;
+    for (uint32_t lone : lones) {
+      if (lone_[lone].end > now) sum += lone_[lone].rate;
+    }
+    if (sum > links_.bandwidth(l)) return false;
+  }
+  return true;
+}
+
+void SimRun::leave_links(uint32_t lone) {
+  const LoneFlow& f = lone_[lone];
+  const FlowPlan& plan = plan_of(g_.tasks[f.task]);
+  for (uint32_t i = plan.link_offsets[f.flow]; i < plan.link_offsets[f.flow + 1]; ++i) {
+    if (links_.fatpipe(plan.links[i])) continue;
+    std::vector<uint32_t>& lones = lones_on_link_[plan.links[i]];
+    const auto it = std::find(lones.begin(), lones.end(), lone);
+    if (it != lones.end()) {
+      *it = lones.back();
+      lones.pop_back();
+    }
+  }
+}
+
+// A flow on SimGrid now crosses `links`: every lone flow sharing a link with it goes to SimGrid too, and so on
+// through their links, so that no link carries both (SimGrid would not see the timers' share of it).
+void SimRun::hand_over_sharing(const uint32_t* links, uint32_t count, double now) {
+  std::vector<uint32_t>& todo = handover_links_;
+  todo.assign(links, links + count);
+  while (!todo.empty()) {
+    const uint32_t l = todo.back();
+    todo.pop_back();
+    if (links_.fatpipe(l)) continue;
+    for (size_t k = 0; k < lones_on_link_[l].size();) {
+      const uint32_t lone = lones_on_link_[l][k];
+      if (lone_[lone].end <= now) {  // ends now: nothing left to share
+        ++k;
+        continue;
+      }
+      const FlowPlan& plan = plan_of(g_.tasks[lone_[lone].task]);
+      const uint32_t first = plan.link_offsets[lone_[lone].flow], last = plan.link_offsets[lone_[lone].flow + 1];
+      hand_over(lone, now);  // removes it from lones_on_link_[l]: k now holds the next one
+      todo.insert(todo.end(), plan.links.begin() + first, plan.links.begin() + last);
+    }
+  }
+}
+
+void SimRun::start_on_simgrid(uint32_t task, uint32_t flow, double bytes) {
+  const FlowPlan& plan = plan_of(g_.tasks[task]);
+  sg4::ExecPtr exec = pool_->take();  // a flow (see FlowPool)
+  exec->set_hosts({plan.flows[flow].first, plan.flows[flow].second});
+  exec->set_bytes_amounts({0, bytes, 0, 0});
+  exec->start();
+  const void* key = exec->get_impl();
+  live_.emplace(key, LiveFlow{flow_code(task, flow), std::move(exec)});
+  ++live_flows_;
+  ++flows_on_simgrid_;
+}
+
+// Lone flow `lone` goes to SimGrid with the bytes it has left (see hand_over_sharing).
+void SimRun::hand_over(uint32_t lone, double now) {
+  leave_links(lone);
+  LoneFlow& f = lone_[lone];
+  f.handed_over = true;
+  start_on_simgrid(f.task, f.flow, f.bytes * (f.end - now) / (f.end - f.start));
+}
+
 void SimRun::send_flows(uint32_t task) {
   const graph::Task& t = g_.tasks[task];
   const FlowPlan& plan = plan_of(t);
   const uint64_t bytes = size_flows(t, plan).bytes;
   const double now = sg4::Engine::get_clock();
   for (uint32_t f = 0; f < plan.flows.size(); ++f) {
-    sg4::ExecPtr exec = pool_->take();  // a flow (see FlowPool)
-    exec->set_hosts({plan.flows[f].first, plan.flows[f].second});
-    exec->set_bytes_amounts({0, static_cast<double>(bytes), 0, 0});
-    exec->start();
-    const void* key = exec->get_impl();
-    live_.emplace(key, LiveFlow{flow_code(task, f), std::move(exec)});
     const uint32_t* links = plan.links.data() + plan.link_offsets[f];
-    links_.flow_started(links, plan.link_offsets[f + 1] - plan.link_offsets[f], static_cast<double>(bytes), now);
+    const uint32_t count = plan.link_offsets[f + 1] - plan.link_offsets[f];
+    const double rate = plan.lone_bytes_per_s[f];
+    if (flow_timers_ && plan.route_latency_s == 0 && fits_as_timer(links, count, rate, now)) {
+      uint32_t lone = 0;
+      if (free_lone_.empty()) {
+        lone = static_cast<uint32_t>(lone_.size());
+        lone_.emplace_back();
+      } else {
+        lone = free_lone_.back();
+        free_lone_.pop_back();
+      }
+      const double end = now + static_cast<double>(bytes) / rate;
+      lone_[lone] = LoneFlow{task, f, now, end, static_cast<double>(bytes), rate, false};
+      for (uint32_t i = 0; i < count; ++i) {
+        if (!links_.fatpipe(links[i])) lones_on_link_[links[i]].push_back(lone);
+      }
+      push(end, kLoneFlowEnds | lone);
+    } else {
+      hand_over_sharing(links, count, now);
+      start_on_simgrid(task, f, static_cast<double>(bytes));
+    }
+    links_.flow_started(links, count, static_cast<double>(bytes), now);
   }
   counter_[task] = static_cast<uint32_t>(plan.flows.size());
-  live_flows_ += plan.flows.size();
   flows_started_ += plan.flows.size();
+}
+
+void SimRun::lone_flow_ended(uint32_t lone, double now) {
+  free_lone_.push_back(lone);
+  if (lone_[lone].handed_over) return;  // SimGrid reports its end
+  leave_links(lone);
+  flow_ended(lone_[lone].task, lone_[lone].flow, now);
 }
 
 // Runs our events in date order. While no flow is in flight nothing in SimGrid can happen before our next
@@ -260,14 +388,17 @@ void SimRun::drain() {
   const double clock = sg4::Engine::get_clock();
   while (!heap_.empty()) {
     const Event ev = heap_.front();
-    const bool sends = (ev.code & kFlowsBit) != 0;
-    if (ev.date > clock && (sends || live_flows_ > 0)) break;
+    const uint64_t kind = ev.code & ~uint64_t{0xffffffffu};
+    const auto id = static_cast<uint32_t>(ev.code);
+    if (ev.date > clock && (kind == kSendFlows || live_flows_ > 0)) break;
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     heap_.pop_back();
-    if (sends) {
-      send_flows(ev.code & ~kFlowsBit);
+    if (kind == kSendFlows) {
+      send_flows(id);
+    } else if (kind == kLoneFlowEnds) {
+      lone_flow_ended(id, ev.date);
     } else {
-      finish(ev.code, ev.date);
+      finish(id, ev.date);
     }
   }
 }
@@ -316,18 +447,20 @@ void SimRun::on_flows_done() {
 }
 
 void SimRun::on_flow_done(uintptr_t code) {
-  const auto task = static_cast<uint32_t>((code >> 32) - 1);
-  const auto flow = static_cast<uint32_t>(code & 0xffffffffu);
+  --live_flows_;
+  flow_ended(static_cast<uint32_t>((code >> 32) - 1), static_cast<uint32_t>(code & 0xffffffffu),
+             sg4::Engine::get_clock());
+  drain();
+  arm();
+}
+
+void SimRun::flow_ended(uint32_t task, uint32_t flow, double now) {
   const graph::Task& t = g_.tasks[task];
   const FlowPlan& plan = plan_of(t);
-  const double now = sg4::Engine::get_clock();
   const FlowSizing sizing = size_flows(t, plan);  // the flows were sent after the task's wait (see start)
   links_.flow_ended(plan.links.data() + plan.link_offsets[flow], plan.link_offsets[flow + 1] - plan.link_offsets[flow],
                     static_cast<double>(sizing.bytes), start_of(task) + sizing.wait_s, now);
-  --live_flows_;
   if (--counter_[task] == 0) finish(task, now);
-  drain();
-  arm();
 }
 
 Timeline SimRun::run(sg4::Engine& engine) {
@@ -350,6 +483,7 @@ Timeline SimRun::run(sg4::Engine& engine) {
   for (const graph::Task& t : g_.tasks) {
     if (t.network && t.group != graph::kNoGroup) plan_of(t);
   }
+  lones_on_link_.resize(links_.size());
   for (uint32_t t = 0; t < n; ++t) {
     if (counter_[t] == 0) start(t, 0.0);
   }
@@ -388,7 +522,7 @@ std::string SimRun::stuck_tasks() const {
   return stuck;
 }
 
-constexpr size_t kMaxTasks = size_t{1} << 31;  // event codes keep one bit for "send the flows"
+constexpr size_t kMaxTasks = size_t{1} << 31;  // task ids and flow indices are 32-bit halves of a flow code
 
 }  // namespace
 
@@ -403,8 +537,10 @@ Timeline run_sim_in_process(const graph::TaskGraph& graph, const SimOptions& opt
   Timeline tl = run.run(*loaded.engine);
   const auto wall_end = std::chrono::steady_clock::now();
   common::logger("sim")->info(
-      "{} tasks, {} flows ({} made by maestro) on {} ranks: makespan {:.9f} s; wall {:.3f} s platform + {:.3f} s run",
-      graph.size(), run.flows_started(), run.flows_made_by_maestro(), graph.num_ranks, tl.makespan,
+      "{} tasks, {} flows ({} on SimGrid, {} made by maestro) on {} ranks: makespan {:.9f} s; wall {:.3f} s "
+      "platform + {:.3f} s run",
+      graph.size(), run.flows_started(), run.flows_on_simgrid(), run.flows_made_by_maestro(), graph.num_ranks,
+      tl.makespan,
       std::chrono::duration<double>(wall_loaded - wall_start).count(),
       std::chrono::duration<double>(wall_end - wall_loaded).count());
   return tl;

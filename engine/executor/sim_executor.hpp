@@ -30,6 +30,11 @@ struct SimOptions {
   // false: the returned Timeline has no start/end arrays (16 bytes a task saved; makespan, executor and links
   // are still set), for a run whose per-task times only a sink needs.
   bool keep_timeline = true;
+  // true: a flow that starts with every link it crosses free of other flows runs as a timer of bytes / its
+  // slowest link's bandwidth, handed to SimGrid (with the bytes it has left) only when another flow joins one of
+  // its links, so the same max-min sharing applies from then on. Exact (to rounding) on routes without latency;
+  // flows with route latency always go to SimGrid. false: every flow goes to SimGrid (for comparison).
+  bool flow_timers = true;
   // Our log level inside libsimumax_sim.so, which has its own copy of the logging set-up (common::log_level()
   // of the caller); empty: leave it.
   std::string log_level;
@@ -48,6 +53,8 @@ struct SimOptions {
 // bottleneck) an idle task lasts exactly Task::seconds; a platform with slower links makes it slower, and
 // links carrying flows of several tasks at once slow them down (contention).
 // With no link carrying flows of two tasks at once, the result equals run_fast's (measured: <= 1e-13 relative).
+// Flows that their links carry at full speed run as our own timers and reach SimGrid only when sharing begins
+// (SimOptions::flow_timers): the same times, without SimGrid's cost per flow.
 //
 // REQUIRES: at most ONE call per process, and no other SimGrid engine in the process: SimGrid keeps global
 // state (a second engine inherits the first one's clock). Run each simulation in its own process. A second

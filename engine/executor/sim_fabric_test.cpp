@@ -3,18 +3,17 @@
 // report. Each simulation runs in its own process.
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include "engine/executor/fast_executor.hpp"
 #include "engine/executor/sim_executor.hpp"
 #include "engine/executor/sim_executor_test_util.hpp"
 #include "engine/platform/platform_xml.hpp"
+#include "engine/platform/temp_file_test_util.hpp"
 
 namespace simumax::executor {
 namespace {
@@ -36,10 +35,8 @@ platform::PlatformSpec fabric(int64_t nodes, Topology t, double oversubscription
 // config's fabric, as `run` does.
 SimOptions on_platform(const platform::PlatformSpec& generated, const std::string& name, std::string xml = "") {
   if (xml.empty()) xml = platform::platform_xml(generated);
-  const std::string path = ::testing::TempDir() + std::to_string(getpid()) + "." + name + ".xml";
-  std::ofstream(path) << xml;
   SimOptions o;
-  o.platform_xml_path = path;
+  o.platform_xml_path = platform::testing::write_file(name + ".xml", xml);
   o.spec = spec(generated.nodes);
   return o;
 }
@@ -112,6 +109,49 @@ TEST(SimFabric, TwoDpGroupsCrossingOneSharedUplinkTakeTwiceAsLong) {
               two / one);
   EXPECT_GE(two / one, 1.9);
   EXPECT_LE(two / one, 2.1);
+}
+
+// Rings that start one after another over a thin uplink (each joins the ones in flight), then an all-to-all
+// over 2:1 links, and a ring that runs alone after the others.
+graph::TaskGraph staggered_flows() {
+  GraphBuilder b(32);
+  std::vector<uint32_t> ends;
+  for (uint32_t gpu = 0; gpu < 4; ++gpu) {
+    const uint32_t wait = b.compute(gpu, gpu * 4e-3);
+    ends.push_back(b.comm({gpu, 16 + gpu}, CommPattern::kRing, 20e-3, 1e-3, {wait}));
+  }
+  const uint32_t wait = b.compute(5, 9e-3);
+  ends.push_back(b.comm({5, 13, 21, 29}, CommPattern::kAllToAll, 6e-3, 0.2e-3, {wait}));
+  b.comm({6, 22}, CommPattern::kRing, 5e-3, 0.5e-3, ends);
+  return b.build();
+}
+
+// A flow alone on its links runs as a timer and goes to SimGrid, with the bytes it has left, when another flow
+// joins one of them (SimOptions::flow_timers): every task starts and ends when SimGrid alone has it.
+TEST(SimFabric, FlowTimersGiveTheTimesOfSimGridAlone) {
+  const graph::TaskGraph g = staggered_flows();
+  const struct {
+    const char* name;
+    platform::PlatformSpec spec;
+  } cases[] = {
+      {"timers_thin", fabric(4, Topology::kFatTree, 16, 2)},
+      {"timers_rail", fabric(4, Topology::kRail, 2, 2)},
+      {"timers_full", fabric(4, Topology::kFatTree, 1, 2)},
+  };
+  for (const auto& c : cases) {
+    SimOptions with = on_platform(c.spec, c.name);
+    SimOptions without = with;
+    without.flow_timers = false;
+    const Timeline a = sim_in_child(g, with), b = sim_in_child(g, without);
+    ASSERT_EQ(a.end.size(), g.size()) << c.name;
+    ASSERT_EQ(b.end.size(), g.size()) << c.name;
+    for (size_t t = 0; t < g.size(); ++t) {
+      EXPECT_LE(std::abs(a.start[t] - b.start[t]), 1e-9 * b.start[t]) << c.name << " task " << t;
+      EXPECT_LE(std::abs(a.end[t] - b.end[t]), 1e-9 * b.end[t]) << c.name << " task " << t;
+    }
+  }
+  // The thin uplink makes the rings share it (the case the hand-over is for): slower than alone.
+  EXPECT_GT(sim_in_child(g, on_platform(fabric(4, Topology::kFatTree, 16, 2), "timers_thin")).end[1], 21e-3);
 }
 
 TEST(SimFabric, FullBisectionRemovesTheSlowdown) {

@@ -11,21 +11,27 @@
 
 namespace simumax::tests {
 
-// `<system temp>/simumax-<what>-<name>-<pid>`, emptied; created unless `create` is false (for a command that
-// must make its output folder itself). Removed when the test program ends.
-inline std::filesystem::path scratch_dir(const std::string& what, const std::string& name, bool create = true) {
+// Removes `path` (a file or a folder) when the test program ends; a forked child leaves with _exit and removes
+// nothing.
+inline void remove_at_exit(const std::filesystem::path& path) {
   struct Made {
-    std::vector<std::filesystem::path> dirs;
+    std::vector<std::filesystem::path> paths;
     ~Made() {
       std::error_code ignored;
-      for (const auto& d : dirs) std::filesystem::remove_all(d, ignored);
+      for (const auto& p : paths) std::filesystem::remove_all(p, ignored);
     }
   };
   static Made made;
+  if (std::find(made.paths.begin(), made.paths.end(), path) == made.paths.end()) made.paths.push_back(path);
+}
+
+// `<system temp>/simumax-<what>-<name>-<pid>`, emptied; created unless `create` is false (for a command that
+// must make its output folder itself). Removed when the test program ends.
+inline std::filesystem::path scratch_dir(const std::string& what, const std::string& name, bool create = true) {
   const std::filesystem::path p =
       std::filesystem::temp_directory_path() / ("simumax-" + what + "-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(p);
-  if (std::find(made.dirs.begin(), made.dirs.end(), p) == made.dirs.end()) made.dirs.push_back(p);
+  remove_at_exit(p);
   if (create) std::filesystem::create_directories(p);
   return p;
 }

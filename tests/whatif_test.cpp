@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli_runner.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace simumax::tests {
 namespace {
@@ -24,7 +25,9 @@ const std::string kDir = "scenarios/whatif/";
 const std::string kPrefix = kDir + "llama3_70b_tp8_pp2_dp8_";
 
 fs::path out_dir(const std::string& name) {
-  return fs::temp_directory_path() / ("simumax-whatif-" + std::to_string(getpid())) / name;
+  const fs::path root = fs::temp_directory_path() / ("simumax-whatif-" + std::to_string(getpid()));
+  remove_at_exit(root);
+  return root / name;
 }
 
 struct Step {

@@ -16,6 +16,7 @@
 #include "engine/config/scenario_writer.hpp"
 #include "engine/search/search_output.hpp"
 #include "engine/simulate.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace simumax::search {
 namespace {
@@ -320,8 +321,7 @@ TEST(Search, BestScenarioFileReloadsToTheSameStrategy) {
   c.recompute = {RecomputeKind::kFull, 3};
   Evaluator ev(base, {8, 32, 4096}, true);
   ASSERT_EQ(ev.evaluate(c).status, Status::kEvaluated) << ev.evaluate(c).detail;
-  const auto dir = std::filesystem::temp_directory_path() / ("simumax_search_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const auto dir = tests::scratch_dir("search-test", "best");
   const std::string path = (dir / "best.json").string();
   std::ofstream(path) << scenario_text(ev.scenario(), c, base, path, "test");
   const config::Scenario back = config::load_scenario(path);

@@ -30,10 +30,11 @@ struct SimOptions {
   // false: the returned Timeline has no start/end arrays (16 bytes a task saved; makespan, executor and links
   // are still set), for a run whose per-task times only a sink needs.
   bool keep_timeline = true;
-  // true: a flow that starts with every link it crosses free of other flows runs as a timer of bytes / its
-  // slowest link's bandwidth, handed to SimGrid (with the bytes it has left) only when another flow joins one of
-  // its links, so the same max-min sharing applies from then on. Exact (to rounding) on routes without latency;
-  // flows with route latency always go to SimGrid. false: every flow goes to SimGrid (for comparison).
+  // true: a flow whose links can carry it at its lone rate (its slowest link's bandwidth) beside the timers
+  // already on them, with no SimGrid flow there, runs as a timer of bytes / lone rate; when a flow that does not
+  // fit joins one of its links, it goes to SimGrid with the bytes it has left, so the same max-min sharing
+  // applies from then on. Exact (to rounding) on routes without latency; flows with route latency always go to
+  // SimGrid. false: every flow goes to SimGrid (for comparison).
   bool flow_timers = true;
   // Our log level inside libsimumax_sim.so, which has its own copy of the logging set-up (common::log_level()
   // of the caller); empty: leave it.

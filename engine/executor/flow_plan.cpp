@@ -52,9 +52,9 @@ void LinkTracker::spread(std::vector<double>& series, double t0, double t1, doub
   }
 }
 
-void LinkTracker::flow_started(const uint32_t* links, size_t count, double bytes, double now) {
-  for (size_t i = 0; i < count; ++i) {
-    Stats& s = stats_[links[i]];
+void LinkTracker::flow_started(std::span<const uint32_t> links, double bytes, double now) {
+  for (uint32_t link : links) {
+    Stats& s = stats_[link];
     s.bytes += bytes;
     ++s.flows;
     if (s.active++ == 0) s.busy_since = now;
@@ -65,10 +65,10 @@ void LinkTracker::flow_started(const uint32_t* links, size_t count, double bytes
   }
 }
 
-void LinkTracker::flow_ended(const uint32_t* links, size_t count, double bytes, double started, double now) {
+void LinkTracker::flow_ended(std::span<const uint32_t> links, double bytes, double started, double now) {
   cover(now);
-  for (size_t i = 0; i < count; ++i) {
-    Stats& s = stats_[links[i]];
+  for (uint32_t link : links) {
+    Stats& s = stats_[link];
     spread(s.bytes_moved, std::min(started, now), now, bytes);
     if (--s.active == 0) {
       s.busy_seconds += now - s.busy_since;

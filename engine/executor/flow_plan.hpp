@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -41,9 +42,9 @@ class LinkTracker {
   uint32_t active(uint32_t link) const { return stats_[link].active; }  // flows on the link now
   bool fatpipe(uint32_t link) const { return fatpipe_[link]; }           // its flows never share its bandwidth
   double bandwidth(uint32_t link) const { return bandwidth_[link]; }
-  void flow_started(const uint32_t* links, size_t count, double bytes, double now);
+  void flow_started(std::span<const uint32_t> links, double bytes, double now);
   // A flow that started at `started` with `bytes` ended: its bytes are spread evenly over [started, now].
-  void flow_ended(const uint32_t* links, size_t count, double bytes, double started, double now);
+  void flow_ended(std::span<const uint32_t> links, double bytes, double started, double now);
   // Every link that carried a flow, highest utilisation first (then by name); the first kSeriesLinks with
   // busy_series / utilisation_series over ceil(makespan / series_bucket_seconds()) buckets.
   std::vector<LinkUsage> usage(double makespan) const;
@@ -78,6 +79,10 @@ struct FlowPlan {
   std::vector<double> lone_bytes_per_s;  // flow i's rate alone on the platform: its slowest link's bandwidth
   double share_bytes_per_s = 0;  // the rate a flow is sized with: on the reference fabric when there is one
   double route_latency_s = 0;    // the largest route latency (0 on platform_xml's links)
+
+  std::span<const uint32_t> links_of(size_t flow) const {
+    return {links.data() + link_offsets[flow], links.data() + link_offsets[flow + 1]};
+  }
 };
 
 // The flows of task `t` (CommPattern::kRing: one per ring edge, kAllToAll: one per ordered pair, kPeer:

@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -178,8 +179,8 @@ class SimRun {
   void start(uint32_t task, double now);
   void finish(uint32_t task, double now);
   void send_flows(uint32_t task);
-  bool fits_as_timer(const uint32_t* links, uint32_t count, double rate, double now) const;
-  void hand_over_sharing(const uint32_t* links, uint32_t count, double now);
+  bool fits_as_timer(std::span<const uint32_t> links, double rate, double now) const;
+  void hand_over_sharing(std::span<const uint32_t> links, double now);
   void leave_links(uint32_t lone);
   void start_on_simgrid(uint32_t task, uint32_t flow, double bytes);
   void hand_over(uint32_t lone, double now);
@@ -269,9 +270,8 @@ void SimRun::finish(uint32_t task, double now) {
 // on SimGrid, and on each (FATPIPE links aside) the lone flows' rates and this one's fit in its bandwidth. Then
 // max-min sharing gives every flow its slowest link's bandwidth, as a timer does. Lone flows ending now do not
 // count: they are gone before this flow moves a byte.
-bool SimRun::fits_as_timer(const uint32_t* links, uint32_t count, double rate, double now) const {
-  for (uint32_t i = 0; i < count; ++i) {
-    const uint32_t l = links[i];
+bool SimRun::fits_as_timer(std::span<const uint32_t> links, double rate, double now) const {
+  for (uint32_t l : links) {
     if (links_.fatpipe(l)) continue;
     const std::vector<uint32_t>& lones = lones_on_link_[l];
     if (links_.active(l) > lones.size()) return false;  // a flow on SimGrid
@@ -286,10 +286,9 @@ bool SimRun::fits_as_timer(const uint32_t* links, uint32_t count, double rate, d
 
 void SimRun::leave_links(uint32_t lone) {
   const LoneFlow& f = lone_[lone];
-  const FlowPlan& plan = plan_of(g_.tasks[f.task]);
-  for (uint32_t i = plan.link_offsets[f.flow]; i < plan.link_offsets[f.flow + 1]; ++i) {
-    if (links_.fatpipe(plan.links[i])) continue;
-    std::vector<uint32_t>& lones = lones_on_link_[plan.links[i]];
+  for (uint32_t l : plan_of(g_.tasks[f.task]).links_of(f.flow)) {
+    if (links_.fatpipe(l)) continue;
+    std::vector<uint32_t>& lones = lones_on_link_[l];
     const auto it = std::find(lones.begin(), lones.end(), lone);
     if (it != lones.end()) {
       *it = lones.back();
@@ -300,9 +299,9 @@ void SimRun::leave_links(uint32_t lone) {
 
 // A flow on SimGrid now crosses `links`: every lone flow sharing a link with it goes to SimGrid too, and so on
 // through their links, so that no link carries both (SimGrid would not see the timers' share of it).
-void SimRun::hand_over_sharing(const uint32_t* links, uint32_t count, double now) {
+void SimRun::hand_over_sharing(std::span<const uint32_t> links, double now) {
   std::vector<uint32_t>& todo = handover_links_;
-  todo.assign(links, links + count);
+  todo.assign(links.begin(), links.end());
   while (!todo.empty()) {
     const uint32_t l = todo.back();
     todo.pop_back();
@@ -313,10 +312,9 @@ void SimRun::hand_over_sharing(const uint32_t* links, uint32_t count, double now
         ++k;
         continue;
       }
-      const FlowPlan& plan = plan_of(g_.tasks[lone_[lone].task]);
-      const uint32_t first = plan.link_offsets[lone_[lone].flow], last = plan.link_offsets[lone_[lone].flow + 1];
+      const std::span<const uint32_t> its_links = plan_of(g_.tasks[lone_[lone].task]).links_of(lone_[lone].flow);
       hand_over(lone, now);  // removes it from lones_on_link_[l]: k now holds the next one
-      todo.insert(todo.end(), plan.links.begin() + first, plan.links.begin() + last);
+      todo.insert(todo.end(), its_links.begin(), its_links.end());
     }
   }
 }
@@ -347,10 +345,9 @@ void SimRun::send_flows(uint32_t task) {
   const uint64_t bytes = size_flows(t, plan).bytes;
   const double now = sg4::Engine::get_clock();
   for (uint32_t f = 0; f < plan.flows.size(); ++f) {
-    const uint32_t* links = plan.links.data() + plan.link_offsets[f];
-    const uint32_t count = plan.link_offsets[f + 1] - plan.link_offsets[f];
+    const std::span<const uint32_t> links = plan.links_of(f);
     const double rate = plan.lone_bytes_per_s[f];
-    if (flow_timers_ && plan.route_latency_s == 0 && fits_as_timer(links, count, rate, now)) {
+    if (flow_timers_ && plan.route_latency_s == 0 && fits_as_timer(links, rate, now)) {
       uint32_t lone = 0;
       if (free_lone_.empty()) {
         lone = static_cast<uint32_t>(lone_.size());
@@ -361,15 +358,15 @@ void SimRun::send_flows(uint32_t task) {
       }
       const double end = now + static_cast<double>(bytes) / rate;
       lone_[lone] = LoneFlow{task, f, now, end, static_cast<double>(bytes), rate, false};
-      for (uint32_t i = 0; i < count; ++i) {
-        if (!links_.fatpipe(links[i])) lones_on_link_[links[i]].push_back(lone);
+      for (uint32_t l : links) {
+        if (!links_.fatpipe(l)) lones_on_link_[l].push_back(lone);
       }
       push(end, kLoneFlowEnds | lone);
     } else {
-      hand_over_sharing(links, count, now);
+      hand_over_sharing(links, now);
       start_on_simgrid(task, f, static_cast<double>(bytes));
     }
-    links_.flow_started(links, count, static_cast<double>(bytes), now);
+    links_.flow_started(links, static_cast<double>(bytes), now);
   }
   counter_[task] = static_cast<uint32_t>(plan.flows.size());
   flows_started_ += plan.flows.size();
@@ -458,8 +455,7 @@ void SimRun::flow_ended(uint32_t task, uint32_t flow, double now) {
   const graph::Task& t = g_.tasks[task];
   const FlowPlan& plan = plan_of(t);
   const FlowSizing sizing = size_flows(t, plan);  // the flows were sent after the task's wait (see start)
-  links_.flow_ended(plan.links.data() + plan.link_offsets[flow], plan.link_offsets[flow + 1] - plan.link_offsets[flow],
-                    static_cast<double>(sizing.bytes), start_of(task) + sizing.wait_s, now);
+  links_.flow_ended(plan.links_of(flow), static_cast<double>(sizing.bytes), start_of(task) + sizing.wait_s, now);
   if (--counter_[task] == 0) finish(task, now);
 }
 

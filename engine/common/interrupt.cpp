@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <csignal>
+#include <utility>
 
 namespace simumax::common {
 
@@ -44,6 +45,13 @@ void unregister_temporary(const char* path) {
     const char* expected = path;
     if (t.compare_exchange_strong(expected, nullptr)) return;
   }
+}
+
+ScratchFile::ScratchFile(std::string path) : path_(std::move(path)) { register_temporary(path_.c_str()); }
+
+ScratchFile::~ScratchFile() {
+  ::unlink(path_.c_str());
+  unregister_temporary(path_.c_str());
 }
 
 }  // namespace simumax::common

@@ -2,6 +2,8 @@
 // removing the temporary files of outputs still being written.
 #pragma once
 
+#include <string>
+
 namespace simumax::common {
 
 // Installs the handler. SimGrid installs its own SIGINT handler when its engine starts (it prints a status and
@@ -12,5 +14,19 @@ void install_interrupt_handler();
 // unregister_temporary. `path` must stay valid until then. Up to 64 at once (more are not tracked).
 void register_temporary(const char* path);
 void unregister_temporary(const char* path);
+
+// A scratch file of this process at `path`, registered as above from construction: removed by the destructor,
+// and if the process is interrupted before. The owner creates and writes it.
+class ScratchFile {
+ public:
+  explicit ScratchFile(std::string path);
+  ~ScratchFile();
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace simumax::common

@@ -32,29 +32,17 @@ uint32_t job_rank(const graph::TaskGraph& g, uint32_t rank) {
 class GeneratedPlatformFile {
  public:
   explicit GeneratedPlatformFile(const platform::PlatformSpec& spec)
-      : path_((std::filesystem::temp_directory_path() / ("simumax-platform-" + std::to_string(::getpid()) + ".xml"))
+      : file_((std::filesystem::temp_directory_path() / ("simumax-platform-" + std::to_string(::getpid()) + ".xml"))
                   .string()) {
-    common::register_temporary(path_.c_str());
-    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    std::ofstream out(path(), std::ios::binary | std::ios::trunc);
     out << platform::platform_xml(spec);
     out.close();
-    if (!out) {
-      remove();
-      throw common::InternalError("sim: cannot write the platform to " + path_);
-    }
+    if (!out) throw common::InternalError("sim: cannot write the platform to " + path());
   }
-  GeneratedPlatformFile(const GeneratedPlatformFile&) = delete;
-  GeneratedPlatformFile& operator=(const GeneratedPlatformFile&) = delete;
-  ~GeneratedPlatformFile() { remove(); }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return file_.path(); }
 
  private:
-  void remove() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-    common::unregister_temporary(path_.c_str());
-  }
-  std::string path_;
+  common::ScratchFile file_;
 };
 
 sg4::Engine& make_engine(bool log_simgrid) {

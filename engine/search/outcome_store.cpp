@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <cstring>
 #include <type_traits>
-#include <unistd.h>
 
 #include "engine/common/error.hpp"
 #include "engine/common/interrupt.hpp"
@@ -40,17 +39,14 @@ constexpr size_t kBufferBytes = 1u << 20;
 
 }  // namespace
 
-SpillStore::SpillStore(std::string path) : path_(std::move(path)) {
-  f_ = std::fopen(path_.c_str(), "w+b");
-  if (!f_) throw common::UsageError(path_ + ": cannot create the search's scratch file: " + std::strerror(errno));
-  common::register_temporary(path_.c_str());  // removed on Ctrl-C too
+SpillStore::SpillStore(std::string path) : file_(std::move(path)) {  // removed on Ctrl-C too
+  f_ = std::fopen(file_.path().c_str(), "w+b");
+  if (!f_) throw common::UsageError(file_.path() + ": cannot create the search's scratch file: " + std::strerror(errno));
   std::setvbuf(f_, nullptr, _IOFBF, kBufferBytes);
 }
 
 SpillStore::~SpillStore() {
   if (f_) std::fclose(f_);
-  ::unlink(path_.c_str());
-  common::unregister_temporary(path_.c_str());
 }
 
 uint32_t SpillStore::reason_id(const std::string& reason) {
@@ -72,20 +68,20 @@ void SpillStore::add(const Outcome& o) {
   r.reason = reason_id(e.reason);
   r.status = e.status;
   if (std::fwrite(&r, sizeof r, 1, f_) != 1) {
-    throw common::UsageError(path_ + ": cannot write the search's scratch file: " + std::strerror(errno));
+    throw common::UsageError(file_.path() + ": cannot write the search's scratch file: " + std::strerror(errno));
   }
   ++count_;
 }
 
 void SpillStore::for_each(const std::function<void(const Outcome&)>& fn) {
   if (std::fflush(f_) != 0 || std::fseek(f_, 0, SEEK_SET) != 0) {
-    throw common::UsageError(path_ + ": cannot write the search's scratch file: " + std::strerror(errno));
+    throw common::UsageError(file_.path() + ": cannot write the search's scratch file: " + std::strerror(errno));
   }
   Outcome o;
   Record r{};
   for (size_t i = 0; i < count_; ++i) {
     if (std::fread(&r, sizeof r, 1, f_) != 1) {
-      throw common::UsageError(path_ + ": the search's scratch file ends early (record " + std::to_string(i) + ")");
+      throw common::UsageError(file_.path() + ": the search's scratch file ends early (record " + std::to_string(i) + ")");
     }
     o.index = i;
     o.candidate = r.candidate;

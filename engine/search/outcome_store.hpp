@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/common/interrupt.hpp"
 #include "engine/search/candidate.hpp"
 #include "engine/search/evaluator.hpp"
 
@@ -69,7 +70,7 @@ class SpillStore : public OutcomeStore {
 
  private:
   uint32_t reason_id(const std::string& reason);
-  std::string path_;
+  common::ScratchFile file_;
   std::FILE* f_ = nullptr;
   size_t count_ = 0;
   std::vector<std::string> reasons_;  // id -> text

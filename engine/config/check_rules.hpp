@@ -18,6 +18,7 @@ class RuleContext {
   const SystemConfig& sys() const { return s_.system; }
   // How messages name the model config ("llama3-70b.json", or "scenario.json /model" when inline).
   std::string model_name() const { return s_.model_origin.describe(); }
+  std::string sys_name() const { return s_.system_origin.describe(); }
   FieldLocation system_field(const std::string& key) const { return s_.system_origin.locate(key); }
   FieldLocation strategy_field(const std::string& key) const { return s_.strategy_origin.locate(key); }
 

@@ -167,6 +167,42 @@ void check_feature_flags(const RuleContext& c) {
   }
 }
 
+// Block-scaled recipes need the GPU's block-scaled Tensor Cores (Blackwell on): the machine says so by listing
+// the recipe's GEMM entries. Their efficiency may be unmeasured (0): the GEMM then takes the bf16 entry's
+// efficiency of its shape (cost::kernel_time, docs/low-precision.md).
+void check_low_precision_ops(const RuleContext& c) {
+  const StrategyConfig& s = c.st();
+  for (const bool grouped : {false, true}) {
+    const std::string name = s.gemm_op(grouped);
+    if (c.sys().op.count(name) != 0 || name.starts_with("fp8_")) continue;
+    c.strategy_error("fp8_recipe",
+                     fmt::format("\"{}\" needs the system's /accelerator/op/{} (its GEMM peak; block-scaled Tensor "
+                                 "Cores, NVIDIA Blackwell on), which {} does not have; use \"delayed\" or "
+                                 "\"tensorwise\", or a system that lists it",
+                                 to_string(s.fp8_recipe), name, c.sys_name()));
+  }
+}
+
+void check_fsdp(const RuleContext& c) {
+  const StrategyConfig& s = c.st();
+  if (!s.megatron_fsdp) return;
+  if (s.zero_state != 3) {
+    c.strategy_error("zero_state", fmt::format("is {} but megatron_fsdp is true: Megatron-FSDP (optim_grads_params) "
+                                               "shards parameters, gradients and optimizer state; set zero_state 3",
+                                               s.zero_state));
+  }
+  if (s.use_fused_grad_accumulation) {
+    c.strategy_error("use_fused_grad_accumulation",
+                     "true cannot be combined with megatron_fsdp: Megatron-FSDP requires "
+                     "--no-gradient-accumulation-fusion (Megatron-LM's Megatron-FSDP user guide); set it false");
+  }
+  if (!s.megatron()) {
+    const FieldLocation at = c.strategy_field("megatron_fsdp");
+    common::logger("config")->warn("{}: {}: the simumax fidelity prices it as SimuMax's zero_state 3 (no per-layer "
+                                   "gathers)", at.file, at.pointer);
+  }
+}
+
 }  // namespace
 
 void check_parallel_groups(const RuleContext& c) {
@@ -175,6 +211,7 @@ void check_parallel_groups(const RuleContext& c) {
   check_schedule(c);
   check_vpp(c);
   check_feature_flags(c);
+  check_fsdp(c);
 }
 
 void check_system_fit(const RuleContext& c) {
@@ -197,6 +234,15 @@ void check_system_fit(const RuleContext& c) {
                     s.world_size, sys.num_per_node, sys.intra_with_pcie));
   }
   if (!s.fp8) return;
+  if (s.megatron()) {
+    check_low_precision_ops(c);
+    return;
+  }
+  if (s.fp8_recipe != Fp8Recipe::kDelayed) {
+    const FieldLocation at = c.strategy_field("fp8_recipe");
+    common::logger("config")->warn("{}: {}: \"{}\" is priced as SimuMax's fp8 model at the simumax fidelity",
+                                   at.file, at.pointer, to_string(s.fp8_recipe));
+  }
   for (const char* name : {"fp8_matmul", "fp8_group_matmul"}) {
     const auto it = sys.op.find(name);
     if (it == sys.op.end() || it->second.efficient_factor > 0) continue;

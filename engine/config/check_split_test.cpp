@@ -203,6 +203,39 @@ INSTANTIATE_TEST_SUITE_P(
                  "system.json: /networks: has no \"inter_node\" tier, which world_size 16 needs (num_per_node 8, "
                  "intra_with_pcie false); add it"},
         RuleCase{"single_node_without_inter_node", false, [](Scenario& s) { s.system.networks.erase("inter_node"); },
+                 ""},
+        RuleCase{"mxfp8_without_block_scaled_gemms", false,
+                 [](Scenario& s) {
+                   s.strategy.fp8 = true;
+                   s.strategy.fp8_recipe = Fp8Recipe::kMxfp8;
+                 },
+                 "strategy.json: /fp8_recipe: \"mxfp8\" needs the system's /accelerator/op/mxfp8_matmul (its GEMM "
+                 "peak; block-scaled Tensor Cores, NVIDIA Blackwell on), which system.json does not have; use "
+                 "\"delayed\" or \"tensorwise\", or a system that lists it"},
+        RuleCase{"nvfp4_with_block_scaled_gemms", false,
+                 [](Scenario& s) {
+                   s.strategy.fp8 = true;
+                   s.strategy.fp8_recipe = Fp8Recipe::kNvfp4;
+                   for (const char* op : {"nvfp4_matmul", "nvfp4_group_matmul"}) s.system.op[op] = s.system.op.at("matmul");
+                 },
+                 ""},
+        RuleCase{"fsdp_without_zero3", false, [](Scenario& s) { s.strategy.megatron_fsdp = true; },
+                 "strategy.json: /zero_state: is 1 but megatron_fsdp is true: Megatron-FSDP (optim_grads_params) "
+                 "shards parameters, gradients and optimizer state; set zero_state 3"},
+        RuleCase{"fsdp_with_fused_grad_accumulation", false,
+                 [](Scenario& s) {
+                   s.strategy.megatron_fsdp = true;
+                   s.strategy.zero_state = 3;
+                 },
+                 "strategy.json: /use_fused_grad_accumulation: true cannot be combined with megatron_fsdp: "
+                 "Megatron-FSDP requires --no-gradient-accumulation-fusion (Megatron-LM's Megatron-FSDP user "
+                 "guide); set it false"},
+        RuleCase{"fsdp", false,
+                 [](Scenario& s) {
+                   s.strategy.megatron_fsdp = true;
+                   s.strategy.zero_state = 3;
+                   s.strategy.use_fused_grad_accumulation = false;
+                 },
                  ""}),
     [](const auto& info) { return std::string(info.param.name); });
 
@@ -210,12 +243,21 @@ TEST(CheckScenario, Fp8WithZeroEfficiencyOnlyWarns) {
   testing::CapturedLog log;
   Scenario s = testing::shipped_scenario(false);
   s.strategy.fp8 = true;
+  s.strategy.fidelity = Fidelity::kSimuMax;  // the megatron fidelity prices them from the bf16 tables
   EXPECT_NO_THROW(check_scenario(s));
   EXPECT_EQ(log.text(),
             "warning: system.json: /accelerator/op/fp8_matmul: efficient_factor is 0 but fp8 is on: an fp8 GEMM "
             "shape missing from its table has no usable efficiency (SimuMax divides by zero there)\n"
             "warning: system.json: /accelerator/op/fp8_group_matmul: efficient_factor is 0 but fp8 is on: an fp8 "
             "GEMM shape missing from its table has no usable efficiency (SimuMax divides by zero there)\n");
+}
+
+TEST(CheckScenario, Fp8WithZeroEfficiencyIsPricedAtMegatronFidelity) {
+  testing::CapturedLog log;
+  Scenario s = testing::shipped_scenario(false);
+  s.strategy.fp8 = true;
+  EXPECT_NO_THROW(check_scenario(s));
+  EXPECT_EQ(log.text(), "");
 }
 
 }  // namespace

@@ -13,6 +13,19 @@ namespace simumax::config {
 
 const char* to_string(Fidelity f) { return f == Fidelity::kSimuMax ? "simumax" : "megatron"; }
 
+namespace {
+constexpr const char* kFp8Recipes[] = {"delayed", "tensorwise", "mxfp8", "nvfp4"};  // in Fp8Recipe order
+}  // namespace
+
+const char* to_string(Fp8Recipe r) { return kFp8Recipes[static_cast<int>(r)]; }
+
+std::string StrategyConfig::gemm_op(bool grouped) const {
+  const char* gemm = grouped ? "group_matmul" : "matmul";
+  if (!fp8) return gemm;
+  const bool block_scaled = megatron() && (fp8_recipe == Fp8Recipe::kMxfp8 || fp8_recipe == Fp8Recipe::kNvfp4);
+  return std::string(block_scaled ? to_string(fp8_recipe) : "fp8") + "_" + gemm;
+}
+
 bool StrategyConfig::version_at_least(const Version& have, const Version& threshold) {
   if (!have || !threshold) return false;
   return *have >= *threshold;
@@ -100,6 +113,11 @@ void read_batch_and_groups(ObjectReader& r, StrategyConfig& s) {
   const std::string dtype = r.choice_or("dtype", "bf16", {"bf16", "fp16", "fp32"});
   s.dtype = dtype == "fp32" ? Dtype::kFp32 : dtype == "fp16" ? Dtype::kFp16 : Dtype::kBf16;
   s.fp8 = r.bool_or_null("fp8", false);
+  if (const auto recipe = r.optional_choice("fp8_recipe", {std::begin(kFp8Recipes), std::end(kFp8Recipes)})) {
+    if (!s.fp8) r.fail("fp8_recipe", "needs fp8 true: it names the recipe of the fp8 GEMMs; set fp8 true or remove it");
+    s.fp8_recipe = static_cast<Fp8Recipe>(std::find(std::begin(kFp8Recipes), std::end(kFp8Recipes), *recipe) -
+                                          std::begin(kFp8Recipes));
+  }
   s.world_size = r.int_or("world_size", 8, Sign::kPositive);
   s.tp_size = r.int_or("tp_size", 1, Sign::kPositive);
   s.cp_size = r.int_or("cp_size", 1, Sign::kPositive);
@@ -155,6 +173,34 @@ void read_pipeline_and_memory(ObjectReader& r, StrategyConfig& s) {
   }
 }
 
+// FSDP, CUDA graphs and the MoE dispatch settings (docs/low-precision.md).
+void read_megatron_extensions(ObjectReader& r, StrategyConfig& s) {
+  s.megatron_fsdp = r.bool_or("megatron_fsdp", false);
+  const std::string impl = r.choice_or("cuda_graph_impl", "none", {"none", "local", "transformer_engine"});
+  s.cuda_graph_impl = impl == "local"                ? CudaGraphImpl::kLocal
+                      : impl == "transformer_engine" ? CudaGraphImpl::kTransformerEngine
+                                                     : CudaGraphImpl::kNone;
+  // Megatron's CudaGraphScope names (megatron/core/transformer/enums.py).
+  s.cuda_graph_scope = r.string_list("cuda_graph_scope", {"full_iteration", "attn", "mlp", "moe", "moe_router",
+                                                          "moe_preprocess", "mamba", "full_iteration_inference"});
+  if (!s.cuda_graph_scope.empty() && s.cuda_graph_impl == CudaGraphImpl::kNone) {
+    r.fail("cuda_graph_scope", "needs cuda_graph_impl \"local\" or \"transformer_engine\": without an "
+                               "implementation nothing is captured; set one or remove the scope");
+  }
+  s.moe_token_dispatcher = r.choice_or("moe_token_dispatcher", "alltoall", {"alltoall", "flex"});
+  if (const auto backend = r.optional_choice("moe_flex_dispatcher_backend", {"deepep", "hybridep"})) {
+    if (s.moe_token_dispatcher != "flex") {
+      r.fail("moe_flex_dispatcher_backend", "needs moe_token_dispatcher \"flex\" (the backend of the flex "
+                                            "dispatcher); set it or remove the backend");
+    }
+    s.moe_flex_dispatcher_backend = *backend;
+  } else if (s.moe_token_dispatcher == "flex") {
+    r.fail("moe_flex_dispatcher_backend", "required with moe_token_dispatcher \"flex\": \"deepep\" or \"hybridep\"");
+  }
+  s.moe_router_force_load_balancing = r.bool_or("moe_router_force_load_balancing", false);
+  s.moe_capacity_factor = r.optional_number("moe_capacity_factor", Sign::kPositive);
+}
+
 void read_recompute_and_kernels(ObjectReader& r, StrategyConfig& s) {
   s.attn_recompute = r.bool_or("attn_recompute", false);
   s.mla_rms_recompute = r.bool_or("mla_rms_recompute", false);
@@ -188,6 +234,7 @@ void read_recompute_and_kernels(ObjectReader& r, StrategyConfig& s) {
   s.megatron_tp_comm_overlap = r.bool_or("megatron_tp_comm_overlap", false);
   s.megatron_moe_shared_expert_overlap = r.bool_or("megatron_moe_shared_expert_overlap", false);
   if (auto f = r.optional_number("sm_contention", Sign::kNonNegative)) s.sm_contention = *f;
+  read_megatron_extensions(r, s);
   s.cross_entropy_fusion_impl = r.choice_or("cross_entropy_fusion_impl", "te", {"te", "native"}) == "native"
                                     ? StrategyConfig::CeFusionImpl::kNative
                                     : StrategyConfig::CeFusionImpl::kTe;

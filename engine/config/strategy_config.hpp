@@ -15,6 +15,12 @@ enum class RecomputeGranularity { kNone, kFullBlock, kAttnOnly, kMlpOnly, kSdpOn
 // calibration). kSimuMax: SimuMax v1.2's analytical model, bit for bit (the parity test runs it).
 enum class Fidelity { kMegatron, kSimuMax };
 const char* to_string(Fidelity f);
+// TransformerEngine's low-precision recipe of the GEMMs when fp8 is on (Megatron's --fp8-recipe, --fp4-recipe;
+// docs/low-precision.md). kDelayed is SimuMax's fp8 model; the others are megatron fidelity only.
+enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kNvfp4 };
+const char* to_string(Fp8Recipe r);
+// Megatron's --cuda-graph-impl: "none", "local" (Megatron's CudaGraphManager) or "transformer_engine".
+enum class CudaGraphImpl { kNone, kLocal, kTransformerEngine };
 // A version such as "2.11.0" parsed SimuMax's way: the first three runs of digits, zero-padded.
 // Absent (nullopt) means "feature disabled".
 using Version = std::optional<std::vector<int>>;
@@ -25,6 +31,8 @@ struct StrategyConfig {
   int64_t micro_batch_num = 0;     // required, >= 1 (SimuMax wrongly accepts 0)
   Dtype dtype = Dtype::kBf16;
   bool fp8 = false;
+  // Ours (docs/low-precision.md): "fp8_recipe", read only with fp8 true.
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   int64_t world_size = 8;
   int64_t tp_size = 1;
   int64_t cp_size = 1;
@@ -88,6 +96,21 @@ struct StrategyConfig {
   // all-to-all) shares the SMs (0.1 = 10 % longer); absent: the processor_usage of the collective's network
   // tier in the system config.
   std::optional<double> sm_contention;
+  // Ours (docs/low-precision.md): Megatron-FSDP (--use-megatron-fsdp, optim_grads_params sharding, with
+  // zero_state 3): each layer's parameters all-gathered before its forward and its backward, its gradients
+  // reduce-scattered after its backward, beside compute (megatron fidelity); no DP work at the step end.
+  bool megatron_fsdp = false;
+  // Ours: Megatron's CUDA graphs (--cuda-graph-impl, --cuda-graph-scope). Read and checked; the launches they
+  // save belong to the host lane (issue 31), so they change no time or memory yet.
+  CudaGraphImpl cuda_graph_impl = CudaGraphImpl::kNone;
+  std::vector<std::string> cuda_graph_scope;
+  // Ours: Megatron's MoE routing and dispatch settings (--moe-token-dispatcher-type, --moe-flex-dispatcher-
+  // backend, --moe-router-force-load-balancing, --moe-expert-capacity-factor). The model routes tokens evenly
+  // and moves the same bytes with either dispatcher: read, checked, and reported, not priced differently.
+  std::string moe_token_dispatcher = "alltoall";
+  std::string moe_flex_dispatcher_backend;  // "deepep" | "hybridep" with the "flex" dispatcher, else empty
+  bool moe_router_force_load_balancing = false;
+  std::optional<double> moe_capacity_factor;  // absent: dropless
   // Megatron's --cross-entropy-fusion-impl when cross_entropy_loss_fusion is on: "te" (TE's fused kernel, what
   // SimuMax models) or "native" (fusions/fused_cross_entropy.py: the unfused algorithm under torch.compile).
   enum class CeFusionImpl { kTe, kNative };
@@ -97,6 +120,9 @@ struct StrategyConfig {
   std::optional<int64_t> cublas_workspace_config_bytes;
   Fidelity fidelity = Fidelity::kMegatron;  // "fidelity": "megatron" | "simumax" (run --fidelity overrides it)
   bool megatron() const { return fidelity == Fidelity::kMegatron; }
+  // The system's compute entry of a (grouped) GEMM: "matmul" / "group_matmul" without fp8; with it SimuMax's
+  // "fp8_..." (the simumax fidelity, and the delayed and tensorwise recipes), "mxfp8_..." or "nvfp4_...".
+  std::string gemm_op(bool grouped) const;
 
   int64_t dp_size() const { return world_size / (pp_size * tp_size * cp_size); }
   int64_t edp_size() const { return world_size / (ep_size * etp_size * pp_size); }

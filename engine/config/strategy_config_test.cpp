@@ -197,6 +197,21 @@ INSTANTIATE_TEST_SUITE_P(
         StrategyErrorCase{"order", R"({"order_of_paralielism": "tp-dp-pp"})",
                           "/order_of_paralielism: expected one of \"tp-cp-ep-dp-pp\", got \"tp-dp-pp\"; valid "
                           "names: tp-cp-ep-dp-pp"},
+        StrategyErrorCase{"recipe_without_fp8", R"({"fp8_recipe": "mxfp8"})",
+                          "/fp8_recipe: needs fp8 true: it names the recipe of the fp8 GEMMs; set fp8 true or remove "
+                          "it"},
+        StrategyErrorCase{"recipe", R"({"fp8": true, "fp8_recipe": "fp8_cs"})",
+                          "/fp8_recipe: expected one of \"delayed\", \"tensorwise\", \"mxfp8\", \"nvfp4\", got "
+                          "\"fp8_cs\"; valid names: delayed, tensorwise, mxfp8, nvfp4"},
+        StrategyErrorCase{"graph_scope_without_impl", R"({"cuda_graph_scope": ["attn"]})",
+                          "/cuda_graph_scope: needs cuda_graph_impl \"local\" or \"transformer_engine\": without an "
+                          "implementation nothing is captured; set one or remove the scope"},
+        StrategyErrorCase{"flex_without_backend", R"({"moe_token_dispatcher": "flex"})",
+                          "/moe_flex_dispatcher_backend: required with moe_token_dispatcher \"flex\": \"deepep\" or "
+                          "\"hybridep\""},
+        StrategyErrorCase{"backend_without_flex", R"({"moe_flex_dispatcher_backend": "deepep"})",
+                          "/moe_flex_dispatcher_backend: needs moe_token_dispatcher \"flex\" (the backend of the flex "
+                          "dispatcher); set it or remove the backend"},
         StrategyErrorCase{"dispatcher", R"({"moe_dispatcher_policy": "alltoall"})",
                           "/moe_dispatcher_policy: expected one of \"all2all\", \"all2all-seq\", got "
                           "\"alltoall\"; did you mean 'all2all'?"},

@@ -16,11 +16,16 @@ namespace simumax::config::detail {
 namespace {
 
 // The names SimuMax looks up; other names load but are never used, which is most likely a typo.
-const std::vector<std::string> kComputeOps = {"default",          "matmul",  "fp8_matmul", "group_matmul",
-                                              "fp8_group_matmul", "sdp_fwd", "sdp_bwd"};
+// Ours beyond them: the block-scaled recipes' GEMM entries (docs/low-precision.md).
+const std::vector<std::string> kComputeOps = {"default",           "matmul",       "fp8_matmul",
+                                              "group_matmul",      "fp8_group_matmul", "sdp_fwd",
+                                              "sdp_bwd",           "mxfp8_matmul", "mxfp8_group_matmul",
+                                              "nvfp4_matmul",      "nvfp4_group_matmul"};
 const std::vector<std::string> kBandwidthNames = {"default",          "permute_fwd", "permute_bwd", "ce",
                                                   "ce_fusion",        "matmul",      "fp8_matmul",  "group_matmul",
-                                                  "fp8_group_matmul", "sdp_fwd",     "sdp_bwd"};
+                                                  "fp8_group_matmul", "sdp_fwd",     "sdp_bwd",
+                                                  "mxfp8_matmul", "mxfp8_group_matmul", "nvfp4_matmul",
+                                                  "nvfp4_group_matmul"};
 const std::vector<std::string> kNetOps = {"all_reduce", "all_gather", "reduce_scatter", "p2p", "all2all"};
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
@@ -139,7 +144,8 @@ void read_accelerator(ObjectReader r, SystemConfig& sys) {
   // makes MFU meaningless (default 5 beside a 2250 TFLOP/s matmul gave MFU 165). fp8 peaks may exceed it.
   const double peak_tflops = sys.op.at("default").tflops;
   for (const auto& name : ops.keys()) {
-    if (name.rfind("fp8_", 0) == 0 || sys.op.at(name).tflops <= peak_tflops) continue;
+    const bool low_precision = name.starts_with("fp8_") || name.starts_with("mxfp8_") || name.starts_with("nvfp4_");
+    if (low_precision || sys.op.at(name).tflops <= peak_tflops) continue;
     ops.object(name).fail("tflops", fmt::format("expected at most {} TFLOP/s (/accelerator/op/default/tflops, the "
                                                 "dense bf16 peak MFU is measured against), got {}",
                                                 peak_tflops, sys.op.at(name).tflops));

@@ -63,24 +63,52 @@ std::optional<double> nearest_shape_efficiency(const config::ComputeOpConfig& op
   return esum / wsum;
 }
 
+namespace {
+
+// A shape's efficiency in `op`: its measured entry, else (megatron) the nearest measured shapes, else the flat
+// factor. `t` records which.
+double shape_efficiency(const config::ComputeOpConfig& op, const std::string& key, config::Fidelity fidelity,
+                        KernelTime& t) {
+  if (key.empty()) return op.efficient_factor;
+  if (auto hit = op.accurate_efficient_factor.find(key); hit != op.accurate_efficient_factor.end()) {
+    t.table_hit = true;
+    return hit->second;
+  }
+  if (fidelity == config::Fidelity::kMegatron) {
+    if (auto near = nearest_shape_efficiency(op, key)) {
+      t.interpolated = true;
+      return *near;
+    }
+  }
+  return op.efficient_factor;
+}
+
+// An fp8/fp4 entry with nothing measured (efficient_factor 0, no shapes: every datasheet machine) at megatron
+// fidelity: the GEMM reaches the fraction of its own peak that the bf16 GEMM of its shape reaches of the bf16
+// peak (docs/low-precision.md). The bf16 entry's name and key drop the precision prefix and dtype.
+const config::ComputeOpConfig* unmeasured_low_precision(const config::SystemConfig& sys, const std::string& name,
+                                                        const config::ComputeOpConfig& op, std::string& key) {
+  const size_t cut = name.find('_');
+  if (op.efficient_factor > 0 || !op.accurate_efficient_factor.empty() || cut == std::string::npos) return nullptr;
+  const auto bf16 = sys.op.find(name.substr(cut + 1));
+  if (name.rfind("fp8_", 0) != 0 && name.rfind("mxfp8_", 0) != 0 && name.rfind("nvfp4_", 0) != 0) return nullptr;
+  if (bf16 == sys.op.end()) return nullptr;
+  if (const size_t at = key.find(", dtype=fp8"); at != std::string::npos) key.replace(at, 11, ", dtype=bf16");
+  return &bf16->second;
+}
+
+}  // namespace
+
 KernelTime kernel_time(const config::SystemConfig& sys, const model::PassWork& w, config::Fidelity fidelity) {
   KernelTime t;
   if (w.flops != 0) {
     auto it = sys.op.find(w.compute_op);
     const auto& op = it != sys.op.end() ? it->second : sys.op.at("default");
-    double eff = op.efficient_factor;
-    if (!w.shape_key.empty()) {
-      auto hit = op.accurate_efficient_factor.find(w.shape_key);
-      if (hit != op.accurate_efficient_factor.end()) {
-        eff = hit->second;
-        t.table_hit = true;
-      } else if (fidelity == config::Fidelity::kMegatron) {
-        if (auto near = nearest_shape_efficiency(op, w.shape_key)) {
-          eff = *near;
-          t.interpolated = true;
-        }
-      }
-    }
+    std::string key = w.shape_key;
+    const config::ComputeOpConfig* like = fidelity == config::Fidelity::kMegatron && it != sys.op.end()
+                                              ? unmeasured_low_precision(sys, w.compute_op, op, key)
+                                              : nullptr;
+    const double eff = shape_efficiency(like != nullptr ? *like : op, key, fidelity, t);
     t.compute_seconds = w.flops / (op.tflops * common::kTera * eff);
     if (fidelity == config::Fidelity::kMegatron) t.compute_seconds /= 1.0 - sys.calibration.compute_derate;
   }

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "engine/model/low_precision.hpp"
+
 namespace simumax::model {
 
 namespace {
@@ -42,7 +44,7 @@ std::array<std::string, kNumOpPasses> OpBuilder::linear_keys(int64_t b, int64_t 
 
 PassWork OpBuilder::linear_work(int64_t flops, const std::string& key, double bytes) const {
   PassWork w;
-  w.compute_op = st_.fp8 ? "fp8_matmul" : "matmul";
+  w.compute_op = st_.gemm_op(false);
   w.flops = static_cast<double>(flops);
   w.shape_key = key;
   if (bytes != 0) w.mem_bytes.push_back(bytes);
@@ -95,8 +97,16 @@ void OpBuilder::quantizer(std::vector<Op>& out, const std::string& name, int64_t
   Op q;
   q.name = name + ".quantizer";
   q.type = OpType::kQuantizer;
-  q.work[0] = memory_work("default", static_cast<double>(numel * e_ + numel));
-  q.work[1] = memory_work("default", 0);
+  if (st_.megatron()) {
+    // What TE's quantizers move per element (docs/low-precision.md): the forward casts the input, the backward
+    // the incoming gradient (taken as the same size); tensorwise scaling reads the tensor once more for its amax.
+    const double bytes = static_cast<double>(numel) * quantize_bytes_per_element(st_, e_);
+    q.work[0] = memory_work("default", bytes);
+    q.work[1] = memory_work("default", bytes);
+  } else {
+    q.work[0] = memory_work("default", static_cast<double>(numel * e_ + numel));
+    q.work[1] = memory_work("default", 0);
+  }
   q.work[2] = memory_work("default", 0);
   set_recompute(q, Rec{rec, false}, false);
   q.act_fwd_peak = numel * e_ + numel;

@@ -185,7 +185,7 @@ void OpBuilder::group_linear(std::vector<Op>& out, const std::string& name, bool
   op.name = name;
   op.type = col ? OpType::kGroupLinearCol : OpType::kGroupLinearRow;
   for (int p = 0; p < kNumOpPasses; ++p) {
-    op.work[p].compute_op = st_.fp8 ? "fp8_group_matmul" : "group_matmul";
+    op.work[p].compute_op = st_.gemm_op(true);
     op.work[p].flops = static_cast<double>(flops);
     op.work[p].shape_key = grouped_key(nl, rows / nl, n, k, st_.fp8, st_.grad_reduce_in_bf16, p);
     op.work[p].mem_bytes = {bytes[p]};

@@ -21,7 +21,7 @@ config::StrategyConfig op_view(const config::StrategyConfig& st) {
   v.pp_comm_async = v.enable_straggler_model = v.overlap_grad_reduce = false;
   v.pipeline_schedule = "1f1b";
   v.megatron_overlap_grad_reduce = v.megatron_overlap_param_gather = v.megatron_overlap_p2p_comm = false;
-  v.megatron_moe_shared_expert_overlap = false;
+  v.megatron_moe_shared_expert_overlap = v.megatron_fsdp = false;
   v.sm_contention.reset();
   v.cublas_workspace_config_bytes.reset();
   v.mem_factor = 0;

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "engine/common/error.hpp"
+#include "engine/model/low_precision.hpp"
 #include "engine/model/op_builder.hpp"
 #include "engine/model/op_cache.hpp"
 #include "engine/schedule/registry.hpp"
@@ -52,15 +53,26 @@ ChunkParams chunk_params(const config::StrategyConfig& st, const Chunk& c) {
   ChunkParams p;
   std::set<std::tuple<int64_t, int64_t, int64_t>> dummy_shapes;  // TE keeps one buffer per distinct shape
   int64_t weight_bytes = 0;
+  double dense_weight_bytes = 0, moe_weight_bytes = 0;  // megatron fidelity
+  int64_t largest_block_numel = 0;                      // one copy, for Megatron-FSDP's buffers
   for (const Block& b : c.blocks) {
+    int64_t block_numel = 0;
     for (const Op& op : *b.ops) {
       p.dense_numel += op.dense_numel * b.repeat;
       p.moe_numel += op.moe_numel * b.repeat;
+      block_numel += op.dense_numel + op.moe_numel;
       weight_bytes += (op.dense_numel + op.moe_numel) * op.weight_elem_bytes * b.repeat;
+      // Megatron keeps the bf16 weight of an fp8 GEMM (SimuMax counts its fp8 byte) and TE its quantized copies.
+      const double per = op.weight_elem_bytes == 1 ? static_cast<double>(st.element_bytes()) +
+                                                         weight_copy_bytes_per_element(st)
+                                                   : static_cast<double>(op.weight_elem_bytes);
+      dense_weight_bytes += static_cast<double>(op.dense_numel * b.repeat) * per;
+      moe_weight_bytes += static_cast<double>(op.moe_numel * b.repeat) * per;
       if (op.te_dummy_wgrad[0] > 0) {
         dummy_shapes.insert({op.te_dummy_wgrad[0], op.te_dummy_wgrad[1], op.te_dummy_wgrad[2]});
       }
     }
+    largest_block_numel = std::max(largest_block_numel, block_numel);
   }
   const int64_t g_dense = st.dp_size() * st.cp_size, g_moe = st.edp_size();
   const int64_t mg = st.main_grad_bytes();
@@ -75,6 +87,16 @@ ChunkParams chunk_params(const config::StrategyConfig& st, const Chunk& c) {
   p.moe_state_bytes = 12.0 * static_cast<double>(p.moe_numel) / (st.zero_state >= 1 ? g_moe : 1);
   p.optimizer_state_bytes = p.dense_state_bytes + p.moe_state_bytes;
   p.weight_bytes = st.zero_state >= 3 ? weight_bytes / g_dense : weight_bytes;
+  if (st.megatron() && (st.fp8 || st.megatron_fsdp)) {
+    const bool shard = st.zero_state >= 3;
+    p.weight_bytes = static_cast<int64_t>(dense_weight_bytes / (shard ? static_cast<double>(g_dense) : 1.0) +
+                                          moe_weight_bytes / (shard ? static_cast<double>(g_moe) : 1.0));
+  }
+  if (st.megatron() && st.megatron_fsdp) {
+    // Megatron-FSDP's unsharded buffers (--fsdp-double-buffer): the parameters of the layer running and of the
+    // one prefetched, and one layer's gradients before their reduce-scatter.
+    p.weight_bytes += largest_block_numel * (2 * st.element_bytes() + st.main_grad_bytes());
+  }
   for (const auto& [r, cl, e] : dummy_shapes) p.te_dummy_wgrad_bytes += r * cl * e;
   return p;
 }

@@ -69,6 +69,34 @@ Seconds shared_expert_savings(const SharedExperts& se, const BlockCost& c, const
   return {saved[0], saved[1]};
 }
 
+// Megatron-FSDP (megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py, optim_grads_params): before a
+// layer's forward and again before its backward its parameters are all-gathered (bf16) over the DP group, the
+// experts' over the expert-DP group, prefetched on the FSDP streams while the layer before runs; after its
+// backward its gradients are reduce-scattered. Per layer, the compute hides them up to its own length, slowed by
+// the SMs they take; what they exceed it by is exposed.
+Seconds fsdp_exposed(const config::Scenario& s, const Nets& nets, const SmShares& shares,
+                     const std::vector<model::Op>& ops, const BlockCost& bc) {
+  const auto& st = s.strategy;
+  int64_t dense = 0, moe = 0;
+  for (const auto& op : ops) dense += op.dense_numel, moe += op.moe_numel;
+  const auto family = [&](int64_t numel, int64_t n, const std::string& net, CommStage stage) {
+    if (numel == 0 || n == 1) return Seconds{0, 0};
+    const double params = static_cast<double>(numel);
+    const double ag = comm_time(s.system, st, model::Coll::kAllGather, params * static_cast<double>(st.element_bytes()),
+                                n, net, stage).seconds;
+    const double rs = comm_time(s.system, st, model::Coll::kReduceScatter,
+                                params * static_cast<double>(st.main_grad_bytes()), n, net, stage).seconds;
+    return Seconds{ag, ag + rs};
+  };
+  const Seconds d = family(dense, st.dp_size() * st.cp_size, nets.dp, CommStage::kDenseDp);
+  const Seconds e = family(moe, st.edp_size(), nets.edp, CommStage::kExpertDp);
+  const double share = std::max(shares.dp, shares.edp);
+  const auto exposed = [&](double compute, double comm) {
+    return comm > 0 ? overlapped_seconds(compute, comm, share) - compute : 0.0;
+  };
+  return {exposed(bc.fwd_seconds, d.first + e.first), exposed(bc.bwd_seconds, d.second + e.second)};
+}
+
 }  // namespace
 
 double run_beside(std::span<InFlight> streams, double seconds) {
@@ -129,7 +157,8 @@ void add_overlap(const config::Scenario& s, const Nets& nets, const model::Chunk
   const auto& st = s.strategy;
   const SmShares shares = sm_shares(s, nets);
   const double tp_share = st.megatron_tp_comm_overlap ? shares.tp : 0.0;
-  if (!st.megatron_moe_shared_expert_overlap && tp_share == 0) return;
+  const bool fsdp = st.megatron() && st.megatron_fsdp;
+  if (!st.megatron_moe_shared_expert_overlap && tp_share == 0 && !fsdp) return;
   for (size_t k = 0; k < chunk.blocks.size(); ++k) {
     const BlockCost& bc = *cc.blocks[k];
     std::vector<Seconds> extra(bc.ops.size());
@@ -143,6 +172,12 @@ void add_overlap(const config::Scenario& s, const Nets& nets, const model::Chunk
       const Seconds saved = shared_expert_savings(shared_experts(*chunk.blocks[k].ops, bc), bc, extra, shares.ep);
       sum.first -= saved.first;
       sum.second -= saved.second;
+    }
+    if (fsdp) {
+      const Seconds f = fsdp_exposed(s, nets, shares, *chunk.blocks[k].ops, bc);
+      sum.first += f.first;
+      sum.second += f.second;
+      cc.fsdp_seconds.push_back(f);
     }
     cc.overlap_seconds.push_back(sum);
     cc.fwd_seconds += sum.first * chunk.blocks[k].repeat;

@@ -53,7 +53,8 @@ struct SharedExperts {
 SharedExperts shared_experts(const std::vector<model::Op>& ops, const BlockCost& c);
 
 // Fills cc.overlap_seconds and adds it to cc.fwd_seconds / bwd_seconds when an overlap option changes the
-// time of a block (shared-expert overlap; SM contention beside tp-comm-overlap's collectives).
+// time of a block (shared-expert overlap; SM contention beside tp-comm-overlap's collectives; the exposed part
+// of Megatron-FSDP's per-layer parameter gathers and gradient reduce-scatters).
 // REQUIRES: cc.blocks parallel to chunk.blocks.
 void add_overlap(const config::Scenario& s, const Nets& nets, const model::Chunk& chunk, ChunkCost& cc);
 

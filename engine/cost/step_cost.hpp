@@ -70,6 +70,9 @@ struct ChunkCost {
   // [block]: what Megatron's overlap options add to one copy's forward / backward (negative: hide), already in
   // fwd_seconds / bwd_seconds; empty when they change nothing (overlap_cost.hpp).
   std::vector<std::pair<double, double>> overlap_seconds;
+  // [block]: of overlap_seconds, Megatron-FSDP's exposed gathers and reduce-scatters (op-sized tasks, which
+  // model the other overlaps themselves, take this part as a task of its own); empty without FSDP.
+  std::vector<std::pair<double, double>> fsdp_seconds;
   DpCost dense_dp, moe_dp;
   OptimizerCost optimizer;
 };

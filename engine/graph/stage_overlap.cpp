@@ -48,6 +48,15 @@ void StageEmitter::emit_block(const std::vector<uint32_t>& lanes, int ci, size_t
   const SharedExpertOverlap& plan = shared_plans_[ci][k];
   const bool planned = !plan.empty() && kind != schedule::Pass::kWeightGrad;
   now_ = BlockNow{&blk, c_.chunks[ci].blocks[k].get(), planned ? &plan : nullptr, &steps};
+  if (const auto& fsdp = c_.chunks[ci].fsdp_seconds; !fsdp.empty() && kind != schedule::Pass::kWeightGrad) {
+    const double exposed = kind == schedule::Pass::kForward ? fsdp[k].first : fsdp[k].second;
+    if (exposed > 0) {
+      Task wait = t;
+      wait.seconds = exposed * ratio_;
+      wait.name = b_.name("fsdp.exposed_gather");
+      compute(lanes, wait);
+    }
+  }
   // Each recompute segment is replayed right before its own backward (Megatron's checkpointed regions).
   for (const auto& step : steps) {
     if (!planned || !plan.moved(step.op)) emit_step(lanes, step, t);

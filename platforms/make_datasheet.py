@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the datasheet system configs (dgx_a100.json, dgx_h100.json, gb200.json) in SimuMax's system schema.
+"""Writes the datasheet system configs (dgx_a100.json, dgx_h100.json, dgx_b200.json, dgx_b300.json, gb200.json,
+gb300.json) in SimuMax's system schema.
 
 Every hardware number below carries its public source. Efficiency factors are NOT datasheet numbers: where a
 measured table of the same GPU exists in this repository it is carried over (said per machine); elsewhere the
@@ -33,6 +34,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #        the rack (per GPU 186 GB, 8 TB/s); fifth-generation NVLink 1.8 TB/s per GPU (bidirectional), one NVLink
 #        domain of 72 GPUs; ConnectX-7 400 Gb/s InfiniBand, one per GPU (compute tray: 2 superchips, 4 GPUs,
 #        4 NICs).
+
+# [HGXB] NVIDIA HGX B200 / DGX B200 datasheet: 8x B200 (180 GB HBM3e, 8 TB/s each); for the 8 GPUs FP4 Tensor
+#        Core 144 PFLOPS, FP8/FP6 72 PFLOPS, FP16/BF16 36 PFLOPS *with sparsity* (dense, per GPU: 9, 4.5 and 2.25
+#        PFLOPS); fifth-generation NVLink 1.8 TB/s per GPU (bidirectional); 8x ConnectX-7 400 Gb/s compute ports.
+# [HGXB3] NVIDIA HGX B300 / DGX B300 datasheet: 8x Blackwell Ultra (288 GB HBM3e, 8 TB/s each); for the 8 GPUs
+#        FP4 Tensor Core 108 PFLOPS dense (144 with sparsity), FP8/FP6 72 PFLOPS and FP16/BF16 36 PFLOPS with
+#        sparsity (dense, per GPU: 13.5, 4.5 and 2.25 PFLOPS); NVLink 1.8 TB/s per GPU; 8x ConnectX-8 800 Gb/s.
+# [GB300] NVIDIA GB300 NVL72 datasheet/product page: 72 Blackwell Ultra GPUs; FP4 Tensor Core 1,080 PFLOPS dense
+#        (1,440 with sparsity), FP8/FP6 720 PFLOPS and FP16/BF16 360 PFLOPS with sparsity for the rack (dense, per
+#        GPU: 15, 5 and 2.5 PFLOPS); HBM3e up to 21 TB at 576 TB/s (per GPU 288 GB, 8 TB/s); NVLink 1.8 TB/s
+#        per GPU, one domain of 72; ConnectX-8 800 Gb/s SuperNIC per GPU.
+# [GB200-FP4] [GB200]'s FP4 Tensor Core 1,440 PFLOPS for the rack with sparsity: 10 PFLOPS dense per GPU.
+# Block-scaled GEMMs (MXFP8, NVFP4; docs/low-precision.md) need Blackwell's fifth-generation Tensor Cores: only
+# the Blackwell machines list "mxfp8_*" and "nvfp4_*" entries. MXFP8 runs at the FP8 peak, NVFP4 at the FP4 peak.
 
 # Not datasheet numbers but the framework's, by GPU generation (the system key "workspaces", docs/accuracy.md):
 # [TORCH] PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp parseChosenWorkspaceSize: without CUBLAS_WORKSPACE_CONFIG,
@@ -75,11 +90,20 @@ def load(path):
         return json.load(f)
 
 
-def with_peaks(ops, bf16_tflops, fp8_tflops):
-    """The measured op entries of another machine, re-based on this machine's datasheet peaks."""
+def with_peaks(ops, bf16_tflops, fp8_tflops, fp4_tflops=None):
+    """The measured op entries of another machine, re-based on this machine's datasheet peaks. No machine here has
+    a measured low-precision table: its entries carry efficient_factor 0 and no shapes ("unmeasured"), and the
+    engine prices such a GEMM at the bf16 GEMM's efficiency of its shape (docs/low-precision.md). With
+    `fp4_tflops` (Blackwell): the block-scaled entries too."""
     out = copy.deepcopy(ops)
     for name, op in out.items():
         op["tflops"] = fp8_tflops if name.startswith("fp8") else bf16_tflops
+    low = {"fp8": fp8_tflops}
+    if fp4_tflops is not None:
+        low.update(mxfp8=fp8_tflops, nvfp4=fp4_tflops)
+    for prefix, tflops in low.items():
+        for gemm in ("matmul", "group_matmul"):
+            out[prefix + "_" + gemm] = {"accurate_efficient_factor": {}, "efficient_factor": 0, "tflops": tflops}
     return out
 
 
@@ -129,25 +153,44 @@ def dgx_h100():
     }
 
 
-def gb200():
-    # The same Blackwell GPU as SimuMax's measured B200 (tables carried over, re-based on GB200's peaks).
+def blackwell(sys_name, num_per_node, mem_gb, peaks, nic_gbps):
+    """A Blackwell machine: SimuMax's measured B200 tables (the same GPU generation) re-based on its datasheet
+    `peaks` (bf16, fp8, fp4 dense TFLOPS), 8 TB/s HBM3e, NVLink 1.8 TB/s bidirectional (900 GB/s per
+    direction) across `num_per_node` GPUs, one NIC of `nic_gbps` GB/s per GPU. Achieved fractions: assumptions."""
     b200 = load(B200)
-    ops = with_peaks(b200["accelerator"]["op"], 2500.0, 5000.0)  # [GB200]
+    ops = with_peaks(b200["accelerator"]["op"], *peaks)
     bw = copy.deepcopy(b200["accelerator"]["bandwidth"])
     for entry in bw.values():
-        entry["gbps"] = 8000.0  # [GB200] HBM3e per GPU
+        entry["gbps"] = 8000.0
     return {
-        "sys_name": "gb200_nvl72",
-        # [GB200] one NVLink domain of 72 GPUs: every Megatron test world (2 trays x 4 GPUs) is inside it.
-        "num_per_node": 72,
-        "accelerator": {"backend": "cuda", "mem_gbs": 186, "mode": "roofline", "op": ops, "bandwidth": bw},
+        "sys_name": sys_name,
+        "num_per_node": num_per_node,
+        "accelerator": {"backend": "cuda", "mem_gbs": mem_gb, "mode": "roofline", "op": ops, "bandwidth": bw},
         "networks": {
             "intra_with_pcie": False,
-            "high_intra_node": network(900.0, 10.0, 0.75),  # [GB200] 1.8 TB/s bidirectional
-            "inter_node": network(50.0, 20.0, 0.8),  # [GB200] ConnectX-7 400 Gb/s per GPU
+            "high_intra_node": network(900.0, 10.0, 0.75),
+            "inter_node": network(nic_gbps, 20.0, 0.8),
         },
         "workspaces": HOPPER_ON_WORKSPACES,
     }
+
+
+def gb200():
+    # [GB200] [GB200-FP4]; one NVLink domain of 72 GPUs: every Megatron test world (2 trays x 4 GPUs) is inside
+    # it; ConnectX-7 400 Gb/s per GPU.
+    return blackwell("gb200_nvl72", 72, 186, (2500.0, 5000.0, 10000.0), 50.0)
+
+
+def gb300():
+    return blackwell("gb300_nvl72", 72, 288, (2500.0, 5000.0, 15000.0), 100.0)  # [GB300]
+
+
+def dgx_b200():
+    return blackwell("dgx_b200", 8, 180, (2250.0, 4500.0, 9000.0), 50.0)  # [HGXB]
+
+
+def dgx_b300():
+    return blackwell("dgx_b300", 8, 288, (2250.0, 4500.0, 13500.0), 100.0)  # [HGXB3]
 
 
 def render(doc):
@@ -160,7 +203,9 @@ def main():
     p.add_argument("--out", default=HERE, help="folder to write into (default: this script's folder)")
     a = p.parse_args()
     bad = 0
-    for name, make in (("dgx_a100.json", dgx_a100), ("dgx_h100.json", dgx_h100), ("gb200.json", gb200)):
+    machines = (("dgx_a100.json", dgx_a100), ("dgx_h100.json", dgx_h100), ("dgx_b200.json", dgx_b200),
+                ("dgx_b300.json", dgx_b300), ("gb200.json", gb200), ("gb300.json", gb300))
+    for name, make in machines:
         path = os.path.join(a.out, name)
         text = render(make())
         if a.check:

@@ -41,14 +41,15 @@ struct ErrorStats {
   double worst() const { return calibrate::worst(errs); }
 };
 
-// Cases that name their machine and features (imported Megatron-LM tests) are also summed per machine and per
-// machine and feature.
+// Cases that name their machine and features (imported Megatron-LM tests and Megatron-Bridge rows) are also
+// summed per machine, per machine and feature, and per machine and group (precision / model family).
 struct Groups {
   std::map<std::string, std::pair<ErrorStats, ErrorStats>> by;  // key -> (time, memory)
   void add(const config::ValidationCase& vc, double ms, double gib) {
     if (vc.machine.empty()) return;
     std::vector<std::string> keys = {vc.machine};
     for (const auto& f : vc.features) keys.push_back(vc.machine + " / " + f);
+    if (!vc.group.empty()) keys.push_back(vc.machine + " / " + vc.group);
     for (const auto& k : keys) {
       by[k].first.add(ms, vc.real_ms);
       if (vc.has_real_alloc) by[k].second.add(gib, vc.real_alloc_gib);

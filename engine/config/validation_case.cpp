@@ -124,6 +124,8 @@ ValidationCase load_validation_case(const std::string& path, const std::string& 
   v.alloc_of_last_rank = r.choice_or("real_alloc_rank", "max", {"max", "last"}) == "last";
   v.machine = r.optional_string("machine").value_or("");
   v.features = r.string_list("features", {});
+  v.group = r.optional_string("group").value_or("");
+  v.model_id = r.optional_string("model_id").value_or("");
   if (auto stages = r.optional_object("published_peak_alloc_by_stage_gib")) {
     for (const auto& name : stages->keys()) {
       v.published_peak_alloc_by_stage_gib[name] = stages->required_number(name, Sign::kPositive);

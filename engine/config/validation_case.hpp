@@ -36,6 +36,11 @@ struct ValidationCase {
   bool alloc_of_last_rank = false;
   std::string machine;                 // "machine", optional: groups the validate report
   std::vector<std::string> features;   // "features", optional: groups the validate report
+  // "group", optional (e.g. "mxfp8 / llama3": precision and model family): validate also sums per machine and
+  // group. "model_id", optional (e.g. "llama3_70b"): calibrate's leave-out unit (leave one model out) instead of
+  // the layout family.
+  std::string group;
+  std::string model_id;
 };
 
 // REQUIRES: shared_dir is the shared/ folder (system_file is relative to it).

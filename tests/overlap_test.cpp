@@ -138,5 +138,27 @@ TEST(OverlapB200, PipelineEndsWithTheLastComputeNotTheDpTail) {
   EXPECT_GT(dp_end_us / 1e3, on.pp_ms + 1.0);  // the buckets' exposed tail comes after it
 }
 
+// A MoE step whose expert parameters are sharded over more than one data-parallel replica (edp 2), with both
+// overlaps: every bucket's gather sits before any reduction on the DP stream. An expert gather queued behind a
+// dense gradient reduction waited for the backward, whose forward waited for that gather (a cycle: exit 3).
+TEST(OverlapMoe, ExpertBucketsWithBothOverlapsLeaveNoCycle) {
+  json s;
+  s["model"] = (kRoot / "models/mixtral-8x7b.json").string();
+  s["model_overrides"] = {{"layer_num", 4}};
+  s["system"] = (kRoot / "platforms/gb300.json").string();
+  s["strategy"] = {{"seq_len", 1024}, {"micro_batch_size", 1}, {"micro_batch_num", 4}, {"world_size", 32},
+                   {"tp_size", 1}, {"pp_size", 2}, {"ep_size", 8}, {"etp_size", 1}, {"zero_state", 1},
+                   {"megatron_overlap_grad_reduce", true}, {"megatron_overlap_param_gather", true}};
+  const fs::path scenario = temp("moe_edp.json"), out = temp("moe_edp");
+  std::ofstream(scenario) << s.dump(1);
+  const auto r = run_cli({"run", scenario.string(), "--trace", "-q", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string trace = read_file((out / "trace.json").string());
+  EXPECT_NE(trace.find("edp.all_gather params (overlapped)"), std::string::npos);
+  EXPECT_NE(trace.find("edp.reduce_scatter grads (overlapped)"), std::string::npos);
+  fs::remove_all(out);
+  fs::remove(scenario);
+}
+
 }  // namespace
 }  // namespace simumax::tests

@@ -68,11 +68,13 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
   for (const auto& stage_sets : sets) {
     groups.push_back(dp_groups(stage_sets, tp, st.ep_size * st.etp_size, options_.scope == RankScope::kStages));
   }
-  for (const auto& g : groups) {
-    for (int expert = 0; expert < 2; ++expert) {
-      for (const auto& members : expert ? g.expert : g.dense) {
-        if (overlap_ag) overlapped_buckets(members, expert, true);
-        if (overlap_rs) overlapped_buckets(members, expert, false);
+  // Every gather before any reduction on the DP stream: an expert gather queued behind a dense reduction would
+  // wait for the backward, whose forward waits for that gather (a cycle, with MoE and edp > 1).
+  for (const bool gather : {true, false}) {
+    if (!(gather ? overlap_ag : overlap_rs)) continue;
+    for (const auto& g : groups) {
+      for (int expert = 0; expert < 2; ++expert) {
+        for (const auto& members : expert ? g.expert : g.dense) overlapped_buckets(members, expert, gather);
       }
     }
   }

@@ -77,7 +77,10 @@ NET_OPS = {  # SimuMax's ring formulas: bytes moved = scale * (n + offset) / n *
 
 
 def network(gbps, latency_us, efficiency):
-    """A network tier: `gbps` GB/s per GPU and direction; `efficiency` the assumed achieved fraction (busbw)."""
+    """A network tier: `gbps` GB/s per direction; `efficiency` the assumed achieved fraction (busbw). NVLink's
+    tier is per GPU; the inter-node tier, as in SimuMax's configs, is the node's (every NIC of the NVLink domain
+    together): the cost model divides it among the GPUs that share it (an EP or CP all-to-all, a PP send: by
+    num_per_node) and the generated platform gives each GPU's NIC gbps / num_per_node (docs/whatif.md)."""
     ops = {}
     for name, shape in NET_OPS.items():
         ops[name] = dict(shape, efficient_factor=efficiency, latency_us=latency_us)
@@ -127,8 +130,8 @@ def dgx_a100():
             # [A100] NVLink 600 GB/s bidirectional -> 300 GB/s per direction through the NVSwitches.
             # Achieved fraction 0.75: assumption (no public NCCL table for this machine in the repository).
             "high_intra_node": network(300.0, 10.0, 0.75),
-            # [DGXA] one 200 Gb/s HDR port per GPU = 25 GB/s. Fraction 0.8: assumption.
-            "inter_node": network(25.0, 20.0, 0.8),
+            # [DGXA] one 200 Gb/s HDR port per GPU = 25 GB/s, 8 per node. Fraction 0.8: assumption.
+            "inter_node": network(8 * 25.0, 20.0, 0.8),
         },
         "workspaces": AMPERE_WORKSPACES,
     }
@@ -147,7 +150,7 @@ def dgx_h100():
         "networks": {
             "intra_with_pcie": False,
             "high_intra_node": network(450.0, 10.0, 0.75),  # [H100] 900 GB/s bidirectional
-            "inter_node": network(50.0, 20.0, 0.8),  # [DGXH] 400 Gb/s per GPU
+            "inter_node": network(8 * 50.0, 20.0, 0.8),  # [DGXH] 400 Gb/s per GPU, 8 per node
         },
         "workspaces": HOPPER_ON_WORKSPACES,
     }
@@ -169,7 +172,7 @@ def blackwell(sys_name, num_per_node, mem_gb, peaks, nic_gbps):
         "networks": {
             "intra_with_pcie": False,
             "high_intra_node": network(900.0, 10.0, 0.75),
-            "inter_node": network(nic_gbps, 20.0, 0.8),
+            "inter_node": network(num_per_node * nic_gbps, 20.0, 0.8),
         },
         "workspaces": HOPPER_ON_WORKSPACES,
     }

@@ -1,0 +1,1 @@
+decoy: the reserved model's base recipe. This is not Python.

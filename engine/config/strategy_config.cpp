@@ -199,6 +199,7 @@ void read_megatron_extensions(ObjectReader& r, StrategyConfig& s) {
   }
   s.moe_router_force_load_balancing = r.bool_or("moe_router_force_load_balancing", false);
   s.moe_capacity_factor = r.optional_number("moe_capacity_factor", Sign::kPositive);
+  s.moe_permute_fusion = r.bool_or("moe_permute_fusion", false);
 }
 
 void read_recompute_and_kernels(ObjectReader& r, StrategyConfig& s) {

@@ -111,6 +111,10 @@ struct StrategyConfig {
   std::string moe_flex_dispatcher_backend;  // "deepep" | "hybridep" with the "flex" dispatcher, else empty
   bool moe_router_force_load_balancing = false;
   std::optional<double> moe_capacity_factor;  // absent: dropless
+  // Megatron's --moe-permute-fusion: TE's fused permute and unpermute (transformer_engine/pytorch/permutation.py,
+  // moe_permute / moe_unpermute): one kernel each way, reading the rows once and writing them once, where
+  // SimuMax's (un)permutation prices two. Megatron fidelity only; default false, as in Megatron.
+  bool moe_permute_fusion = false;
   // Megatron's --cross-entropy-fusion-impl when cross_entropy_loss_fusion is on: "te" (TE's fused kernel, what
   // SimuMax models) or "native" (fusions/fused_cross_entropy.py: the unfused algorithm under torch.compile).
   enum class CeFusionImpl { kTe, kNative };

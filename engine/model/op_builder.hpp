@@ -31,6 +31,7 @@ class OpBuilder {
     bool break_point = false;    // a recompute segment ends after this op
   };
   bool selective() const;
+  bool fused_permutation() const { return st_.megatron() && st_.moe_permute_fusion; }
   // Linear layers return their output rows (M for a column linear; S_out for a row linear).
   int64_t linear_col(std::vector<Op>& out, const std::string& name, int64_t s_in, int64_t k, int64_t n_total,
                      Rec rec, bool lm_head = false) const;

@@ -111,8 +111,14 @@ void OpBuilder::permutation(std::vector<Op>& out, int64_t s_local, int64_t rows,
   Op op;
   op.name = "mlp.permutation";
   op.type = OpType::kPermutation;
-  op.work[0] = mem_calls("permute_fwd", {c1, c2});  // two kernels, two launch latencies
-  op.work[1] = mem_calls("permute_bwd", {c1, c2});
+  if (fused_permutation()) {
+    // TE's moe_permute: each token's row read once, written to its top-k slots; its backward the reverse.
+    op.work[0] = mem_calls("permute_fwd", {c1});
+    op.work[1] = mem_calls("permute_bwd", {c1});
+  } else {
+    op.work[0] = mem_calls("permute_fwd", {c1, c2});  // two kernels, two launch latencies
+    op.work[1] = mem_calls("permute_bwd", {c1, c2});
+  }
   op.work[2] = mem_calls("default", {});
   const double probs = static_cast<double>(b * s_local * ex * e_);
   if (ep > 1) {
@@ -146,8 +152,14 @@ void OpBuilder::unpermutation(std::vector<Op>& out, int64_t s_local, int64_t row
   Op op;
   op.name = "mlp.unpermutation";
   op.type = OpType::kUnpermutation;
-  op.work[0] = mem_calls("permute_fwd", {c1, c2});
-  op.work[1] = mem_calls("permute_bwd", {c1, c2});
+  if (fused_permutation()) {
+    // TE's moe_unpermute: each expert row read once, weighted by its probability and summed into its token.
+    op.work[0] = mem_calls("permute_fwd", {c2});
+    op.work[1] = mem_calls("permute_bwd", {c2});
+  } else {
+    op.work[0] = mem_calls("permute_fwd", {c1, c2});
+    op.work[1] = mem_calls("permute_bwd", {c1, c2});
+  }
   op.work[2] = mem_calls("default", {});
   if (etp > 1) {
     const double g = static_cast<double>(before * e_ * etp);

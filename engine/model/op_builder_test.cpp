@@ -101,6 +101,27 @@ TEST(OpBuilder, PermutationOpeningASegmentHoldsTheRouterOutput) {
   EXPECT_EQ(ops[index_of(ops, "mlp.unpermutation")].act_in_bytes, 2 * kSeq * kHidden * 2 + kSeq * kExperts * 4);
 }
 
+// --moe-permute-fusion at the megatron fidelity: TE's moe_permute reads each token's row once and writes its top-k
+// copies (S*h + k*S*h elements), moe_unpermute reads the k*S*h expert rows once and writes S*h: one kernel each,
+// each way. SimuMax's two kernels stay without the flag and at the simumax fidelity.
+TEST(OpBuilder, FusedPermutationIsOneKernelReadingAndWritingTheRowsOnce) {
+  auto s = moe_with_shared_expert();
+  const double rows = 2.0 * kSeq * kHidden * 2, tokens = 1.0 * kSeq * kHidden * 2;  // top-2, bf16
+  const auto unfused = layer_ops(s, false);
+  EXPECT_EQ(unfused[index_of(unfused, "mlp.permutation")].work[0].mem_bytes,
+            (std::vector<double>{tokens + rows, 2 * rows}));
+  s.strategy.moe_permute_fusion = true;
+  const auto fused = layer_ops(s, false);
+  for (int pass : {0, 1}) {
+    EXPECT_EQ(fused[index_of(fused, "mlp.permutation")].work[pass].mem_bytes, (std::vector<double>{tokens + rows}));
+    EXPECT_EQ(fused[index_of(fused, "mlp.unpermutation")].work[pass].mem_bytes,
+              (std::vector<double>{rows + tokens}));
+  }
+  s.strategy.fidelity = config::Fidelity::kSimuMax;
+  const auto simumax = layer_ops(s, false);
+  EXPECT_EQ(simumax[index_of(simumax, "mlp.permutation")].work[0].mem_bytes.size(), 2u);
+}
+
 // Megatron's output layer is a plain ColumnParallelLinear that stays in bf16 under fp8 and, with sequence
 // parallelism, saves its input shard before the all-gather. SimuMax keeps the gathered input there whenever
 // the strategy is fp8 (tp times more: grid lines g283, g288); we keep the shard (docs/simumax-differences.md 5).

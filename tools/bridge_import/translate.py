@@ -37,7 +37,7 @@ EXPRESSED = {
     "ddp.overlap_param_gather", "ddp.use_megatron_fsdp", "ddp.data_parallel_sharding_strategy",
     "model.gradient_accumulation_fusion", "model.cuda_graph_impl", "model.cuda_graph_scope",
     "model.moe_token_dispatcher_type", "model.moe_flex_dispatcher_backend", "model.moe_router_force_load_balancing",
-    "model.moe_grouped_gemm", "model.cross_entropy_loss_fusion", "model.cross_entropy_fusion_impl",
+    "model.moe_grouped_gemm", "model.moe_permute_fusion", "model.cross_entropy_loss_fusion", "model.cross_entropy_fusion_impl",
     "model.account_for_embedding_in_pipeline_split", "model.account_for_loss_in_pipeline_split",
     "model.should_pad_vocab", "tokenizer.vocab_size", "model.transformer_impl", "model.attention_backend",
     "model.pipeline_model_parallel_layout", "model.cpu_offloading", "model.cpu_offloading_num_layers",
@@ -88,7 +88,6 @@ MINOR = {
     "model.high_priority_a2a_comm_stream": "the all-to-all on a high-priority stream",
     "model.moe_hybridep_num_sms": "SMs HybridEP's kernels take from compute",
     "model.moe_hybridep_num_sms_preprocessing": "SMs HybridEP's preprocessing takes from compute",
-    "model.moe_permute_fusion": "fused token permutation (the engine prices it fused)",
     "model.moe_permute_fusion_into_hybridep": "permutation fused into HybridEP's dispatch",
     "model.moe_router_fusion": "fused router top-k and score kernels",
     "model.moe_router_padding_for_fp8": "router output padded for FP8 GEMM alignment",
@@ -360,6 +359,9 @@ def _moe_dispatch(settings, s, r):
             return
         s["moe_flex_dispatcher_backend"] = backend
         r.features.append(f"flex_{backend}")
+    if value(settings, "model.moe_permute_fusion", False):
+        s["moe_permute_fusion"] = True
+        r.features.append("permute_fusion")
     if value(settings, "model.moe_router_force_load_balancing", False):
         s["moe_router_force_load_balancing"] = True
         r.features.append("force_balanced")

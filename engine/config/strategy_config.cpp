@@ -200,6 +200,12 @@ void read_megatron_extensions(ObjectReader& r, StrategyConfig& s) {
   s.moe_router_force_load_balancing = r.bool_or("moe_router_force_load_balancing", false);
   s.moe_capacity_factor = r.optional_number("moe_capacity_factor", Sign::kPositive);
   s.moe_permute_fusion = r.bool_or("moe_permute_fusion", false);
+  s.moe_router_fusion = r.bool_or("moe_router_fusion", false);
+  s.moe_permute_fusion_into_hybridep = r.bool_or("moe_permute_fusion_into_hybridep", false);
+  if (s.moe_permute_fusion_into_hybridep && s.moe_flex_dispatcher_backend != "hybridep") {
+    r.fail("moe_permute_fusion_into_hybridep", "needs moe_token_dispatcher \"flex\" with moe_flex_dispatcher_backend "
+                                               "\"hybridep\": it fuses HybridEP's permute; remove it or use HybridEP");
+  }
 }
 
 void read_recompute_and_kernels(ObjectReader& r, StrategyConfig& s) {

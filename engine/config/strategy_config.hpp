@@ -115,6 +115,18 @@ struct StrategyConfig {
   // moe_permute / moe_unpermute): one kernel each way, reading the rows once and writing them once, where
   // SimuMax's (un)permutation prices two. Megatron fidelity only; default false, as in Megatron.
   bool moe_permute_fusion = false;
+  // Megatron's --moe-router-fusion: TE's fused top-k with its score function and the fused aux-loss kernels
+  // (moe_utils.py topk_routing_with_score_function, compute_routing_scores_for_aux_loss,
+  // switch_load_balancing_loss_func with fused=True). Megatron fidelity only; default false, as in Megatron.
+  bool moe_router_fusion = false;
+  // Megatron's --moe-permute-fusion-into-hybridep: HybridEP's permute inside its dispatch and combine kernels;
+  // without it hybrid_ep_dispatch permutes in a kernel of its own, one pass over the rows each way.
+  bool moe_permute_fusion_into_hybridep = false;
+  // The flex dispatcher with the HybridEP backend (token_dispatcher.py _HybridEPManager): one dispatch call
+  // permutes, sends and permutes for the experts, and its combine the reverse (megatron fidelity).
+  bool hybrid_ep() const {
+    return megatron() && moe_token_dispatcher == "flex" && moe_flex_dispatcher_backend == "hybridep";
+  }
   // Megatron's --cross-entropy-fusion-impl when cross_entropy_loss_fusion is on: "te" (TE's fused kernel, what
   // SimuMax models) or "native" (fusions/fused_cross_entropy.py: the unfused algorithm under torch.compile).
   enum class CeFusionImpl { kTe, kNative };

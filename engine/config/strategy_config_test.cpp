@@ -212,6 +212,12 @@ INSTANTIATE_TEST_SUITE_P(
         StrategyErrorCase{"backend_without_flex", R"({"moe_flex_dispatcher_backend": "deepep"})",
                           "/moe_flex_dispatcher_backend: needs moe_token_dispatcher \"flex\" (the backend of the flex "
                           "dispatcher); set it or remove the backend"},
+        StrategyErrorCase{"permute_into_hybridep_without_it",
+                          R"({"moe_token_dispatcher": "flex", "moe_flex_dispatcher_backend": "deepep",
+                              "moe_permute_fusion_into_hybridep": true})",
+                          "/moe_permute_fusion_into_hybridep: needs moe_token_dispatcher \"flex\" with "
+                          "moe_flex_dispatcher_backend \"hybridep\": it fuses HybridEP's permute; remove it or use "
+                          "HybridEP"},
         StrategyErrorCase{"dispatcher", R"({"moe_dispatcher_policy": "alltoall"})",
                           "/moe_dispatcher_policy: expected one of \"all2all\", \"all2all-seq\", got "
                           "\"alltoall\"; did you mean 'all2all'?"},

@@ -31,7 +31,8 @@ class OpBuilder {
     bool break_point = false;    // a recompute segment ends after this op
   };
   bool selective() const;
-  bool fused_permutation() const { return st_.megatron() && st_.moe_permute_fusion; }
+  // One pass over the rows each way: TE's fused (un)permute, or HybridEP's own permute kernel.
+  bool fused_permutation() const { return st_.megatron() && (st_.moe_permute_fusion || st_.hybrid_ep()); }
   // Linear layers return their output rows (M for a column linear; S_out for a row linear).
   int64_t linear_col(std::vector<Op>& out, const std::string& name, int64_t s_in, int64_t k, int64_t n_total,
                      Rec rec, bool lm_head = false) const;

@@ -124,29 +124,59 @@ void OpBuilder::megatron_moe_kernels(std::vector<Op>& out, size_t first, int64_t
   // all on [tokens, experts]. Backward: MoEAuxLossAutoScaler's ones and product, the aux-loss chain, gather,
   // top-k's scatter into zeros, softmax, the sum of the two logit gradients, the router weight's DDP hook (~15).
   Op* router = find_op(out, first, "mlp.router");
-  add(router, Pass::kForward, repeat(scores, 23));
-  add(router, Pass::kInputGrad, repeat(scores, 15));
-  // token_dispatcher.py MoEAlltoAllTokenDispatcher.preprocess: ~6 small reductions and copies, the gather of
-  // every rank's token counts over the EP group (a collective of a few hundred bytes), the device-to-host copies
-  // of the splits and one host synchronisation before the EP all-to-all (_maybe_dtoh_and_synchronize): the
-  // stream drains, and the next kernel waits for its launch: one more floor. moe_utils.permute (unfused): the
-  // routing map transposed, arange, two masked_select (each a nonzero: ~3 kernels, a copy to the host and a
-  // host synchronisation). sort_chunks_by_idxs (num_local_experts > 1): torch.cat of every expert's chunk
-  // (two launches, a copy of every routed token) and of the probabilities.
+  if (st_.moe_router_fusion) {
+    // --moe-router-fusion: TE's fused top-k with its score function, the fused aux-loss scores and the fused aux
+    // loss, one kernel each way each; around them the tokens-per-expert count, the aux-loss tracker and the
+    // scaler (~5 forward); backward: the scaler's ones and product, the three fused backwards, the sum of the
+    // logit gradients and the router weight's DDP hook.
+    add(router, Pass::kForward, repeat(scores, 8));
+    add(router, Pass::kInputGrad, repeat(scores, 7));
+  } else {
+    add(router, Pass::kForward, repeat(scores, 23));
+    add(router, Pass::kInputGrad, repeat(scores, 15));
+  }
+  // --moe-router-force-load-balancing: router.py TopKRouter.forward replaces the logits by random ones
+  // (moe_utils.py RandomSTE: one kernel forward, a straight-through backward).
+  if (st_.moe_router_force_load_balancing) add(router, Pass::kForward, {scores});
   Op* perm = find_op(out, first, "mlp.permutation");
-  const bool sorted = m_.expert_num / st_.ep_size > 1 && st_.ep_size > 1;
-  add(perm, Pass::kForward, repeat(kTiny, 6 + 1 + 1 + 1));
-  add(perm, Pass::kForward, {scores / 2, kTiny});
-  add(perm, Pass::kForward, repeat(kTiny, 2 * (3 + 1 + 1)));
-  if (sorted) add(perm, Pass::kForward, {routed, routed, kTiny, kTiny});
-  // Backward: index_add_ into zeros and masked_scatter of the probabilities (~5 small), the sort's cat.
-  add(perm, Pass::kInputGrad, repeat(kTiny, 5));
-  if (sorted) add(perm, Pass::kInputGrad, {routed, routed, kTiny});
-  // combine_preprocess: the unsort (cat, every routed token); moe_utils.unpermute: zeros + scatter_add_.
   Op* unperm = find_op(out, first, "mlp.unpermutation");
-  if (sorted) add(unperm, Pass::kForward, {routed, routed});
-  add(unperm, Pass::kForward, {hidden});
-  if (sorted) add(unperm, Pass::kInputGrad, {routed, routed});
+  const bool sorted = m_.expert_num / st_.ep_size > 1 && st_.ep_size > 1;
+  if (st_.hybrid_ep()) {
+    // MoEFlexTokenDispatcher.dispatch_preprocess: _initialize_metadata (the routing map widened to the TPxEP
+    // domain) and HybridEP's metadata preprocessing; no host synchronisation, no sort, no zero-filled output
+    // (the permutes are inside the dispatch and combine kernels).
+    add(perm, Pass::kForward, repeat(kTiny, 3));
+  } else {
+    // token_dispatcher.py MoEAlltoAllTokenDispatcher.preprocess: ~6 small reductions and copies, the gather of
+    // every rank's token counts over the EP group (a collective of a few hundred bytes), the device-to-host
+    // copies of the splits and one host synchronisation before the EP all-to-all (_maybe_dtoh_and_synchronize):
+    // the stream drains, and the next kernel waits for its launch: one more floor.
+    add(perm, Pass::kForward, repeat(kTiny, 6 + 1 + 1 + 1));
+    if (fused_permutation()) {
+      // TE's fused permute: its row-id map (~3 small kernels); the permute itself is the op's own pass.
+      // fused_sort_chunks_by_index: one kernel over every routed token, each way.
+      add(perm, Pass::kForward, repeat(kTiny, 3));
+      if (sorted) add(perm, Pass::kForward, {2 * routed});
+      add(perm, Pass::kInputGrad, repeat(kTiny, 1));
+      if (sorted) add(perm, Pass::kInputGrad, {2 * routed});
+      if (sorted) add(unperm, Pass::kForward, {2 * routed});
+      if (sorted) add(unperm, Pass::kInputGrad, {2 * routed});
+    } else {
+      // moe_utils.permute (unfused): the routing map transposed, arange, two masked_select (each a nonzero: ~3
+      // kernels, a copy to the host and a host synchronisation). sort_chunks_by_idxs (num_local_experts > 1):
+      // torch.cat of every expert's chunk (two launches, a copy of every routed token) and of the probabilities.
+      add(perm, Pass::kForward, {scores / 2, kTiny});
+      add(perm, Pass::kForward, repeat(kTiny, 2 * (3 + 1 + 1)));
+      if (sorted) add(perm, Pass::kForward, {routed, routed, kTiny, kTiny});
+      // Backward: index_add_ into zeros and masked_scatter of the probabilities (~5 small), the sort's cat.
+      add(perm, Pass::kInputGrad, repeat(kTiny, 5));
+      if (sorted) add(perm, Pass::kInputGrad, {routed, routed, kTiny});
+      // combine_preprocess: the unsort (cat, every routed token); moe_utils.unpermute: zeros + scatter_add_.
+      if (sorted) add(unperm, Pass::kForward, {routed, routed});
+      add(unperm, Pass::kForward, {hidden});
+      if (sorted) add(unperm, Pass::kInputGrad, {routed, routed});
+    }
+  }
   // moe_layer.py MoELayer.combine: `output + shared_expert_output`; in the backward the layer input's gradient
   // is summed from the router, the permutation and the shared experts.
   if (m_.moe_shared_expert_intermediate_size) {

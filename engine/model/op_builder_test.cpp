@@ -122,6 +122,33 @@ TEST(OpBuilder, FusedPermutationIsOneKernelReadingAndWritingTheRowsOnce) {
   EXPECT_EQ(simumax[index_of(simumax, "mlp.permutation")].work[0].mem_bytes.size(), 2u);
 }
 
+// The flex dispatcher with HybridEP (megatron fidelity): hybrid_ep_dispatch permutes in a kernel of its own (one
+// pass, as TE's fused permute) unless --moe-permute-fusion-into-hybridep puts it inside the dispatch kernel (no
+// pass); its preprocessing is three small kernels (no host synchronisation, no sort, no zero-filled output).
+// --moe-router-fusion: 8 kernels over [tokens, experts] forward and 7 backward instead of 23 and 15;
+// force-balanced routing adds RandomSTE's one forward kernel.
+TEST(OpBuilder, HybridEpAndRouterFusionPriceTheirKernels) {
+  auto s = moe_with_shared_expert();
+  s.strategy.moe_token_dispatcher = "flex";
+  s.strategy.moe_flex_dispatcher_backend = "hybridep";
+  const double rows = 2.0 * kSeq * kHidden * 2, tokens = 1.0 * kSeq * kHidden * 2, scores = kSeq * kExperts * 4.0;
+  auto ops = layer_ops(s, false);
+  const Op& perm = ops[index_of(ops, "mlp.permutation")];
+  EXPECT_EQ(perm.work[0].mem_bytes, (std::vector<double>{tokens + rows}));
+  EXPECT_EQ(perm.extra_kernel_bytes[0].size(), 3u);
+  const Op& router = ops[index_of(ops, "mlp.router")];
+  EXPECT_EQ(router.extra_kernel_bytes[0], std::vector<double>(23, scores));
+  s.strategy.moe_permute_fusion_into_hybridep = true;
+  s.strategy.moe_router_fusion = true;
+  s.strategy.moe_router_force_load_balancing = true;
+  ops = layer_ops(s, false);
+  EXPECT_TRUE(ops[index_of(ops, "mlp.permutation")].work[0].mem_bytes.empty());
+  EXPECT_TRUE(ops[index_of(ops, "mlp.unpermutation")].work[1].mem_bytes.empty());
+  EXPECT_EQ(ops[index_of(ops, "mlp.router")].extra_kernel_bytes[0], std::vector<double>(9, scores));
+  const size_t grad = 1;  // op_pass_index(Pass::kInputGrad)
+  EXPECT_EQ(ops[index_of(ops, "mlp.router")].extra_kernel_bytes[grad].size(), 7u + 1u);  // + the loss scale's
+}
+
 // Megatron's output layer is a plain ColumnParallelLinear that stays in bf16 under fp8 and, with sequence
 // parallelism, saves its input shard before the all-gather. SimuMax keeps the gathered input there whenever
 // the strategy is fp8 (tp times more: grid lines g283, g288); we keep the shard (docs/simumax-differences.md 5).

@@ -3,8 +3,8 @@
 Every setting the recipe makes falls in one class: translated (EXPRESSED), without effect on step time or memory
 (NO_EFFECT, by key or by section), with an effect the engine does not price (MINOR: listed on the case), or one
 that changes time or memory and is not expressible (BLOCKING, or any key not classified: the row is skipped and
-the setting named). The row's own columns (GPUs, GBS, MBS, sequence, TP/PP/CP/VP/EP, FSDP) win over the recipe's:
-the recipe at the pinned commit can postdate the row's release, and each difference is recorded on the case.
+the setting named). A row's layout (GPUs, GBS, MBS, sequence, TP/PP/CP/VP/EP, FSDP) must be its recipe's: the
+recipe at the pinned commit can postdate the row's release, and a row whose layout differs ran another version.
 """
 
 # The Hub's config.json of each model the recipes load (AutoBridge.from_hf_pretrained): the checkout does not
@@ -37,7 +37,8 @@ EXPRESSED = {
     "ddp.overlap_param_gather", "ddp.use_megatron_fsdp", "ddp.data_parallel_sharding_strategy",
     "model.gradient_accumulation_fusion", "model.cuda_graph_impl", "model.cuda_graph_scope",
     "model.moe_token_dispatcher_type", "model.moe_flex_dispatcher_backend", "model.moe_router_force_load_balancing",
-    "model.moe_grouped_gemm", "model.moe_permute_fusion", "model.cross_entropy_loss_fusion", "model.cross_entropy_fusion_impl",
+    "model.moe_grouped_gemm", "model.moe_permute_fusion", "model.moe_router_fusion",
+    "model.moe_permute_fusion_into_hybridep", "model.cross_entropy_loss_fusion", "model.cross_entropy_fusion_impl",
     "model.account_for_embedding_in_pipeline_split", "model.account_for_loss_in_pipeline_split",
     "model.should_pad_vocab", "tokenizer.vocab_size", "model.transformer_impl", "model.attention_backend",
     "model.pipeline_model_parallel_layout", "model.cpu_offloading", "model.cpu_offloading_num_layers",
@@ -88,8 +89,6 @@ MINOR = {
     "model.high_priority_a2a_comm_stream": "the all-to-all on a high-priority stream",
     "model.moe_hybridep_num_sms": "SMs HybridEP's kernels take from compute",
     "model.moe_hybridep_num_sms_preprocessing": "SMs HybridEP's preprocessing takes from compute",
-    "model.moe_permute_fusion_into_hybridep": "permutation fused into HybridEP's dispatch",
-    "model.moe_router_fusion": "fused router top-k and score kernels",
     "model.moe_router_padding_for_fp8": "router output padded for FP8 GEMM alignment",
     "model.moe_shared_expert_overlap": "shared-expert overlap (these models have no shared expert)",
     "model.moe_mlp_glu_interleave_size": "GLU weight interleaving of the fused MoE MLP",
@@ -132,7 +131,7 @@ def classify(key):
 class Result:
     def __init__(self):
         self.model, self.strategy, self.features = {}, {}, []
-        self.listed, self.blocking, self.differs = [], [], {}
+        self.listed, self.blocking = [], []
 
 
 def value(settings, key, default=None):
@@ -227,8 +226,11 @@ def _strategy(row, settings, r):
     }
     row_layout = {"tp": tp, "pp": pp, "cp": cp, "vp": vp, "ep": ep if r.model["model_type"] == "moe" else 1,
                   "mbs": mbs, "gbs": gbs, "seq": seq}
-    r.differs = {k: {"row": row_layout[k], "recipe": recipe_layout[k]} for k in row_layout
-                 if recipe_layout[k] != row_layout[k]}
+    differs = [k for k in row_layout if recipe_layout[k] != row_layout[k]]
+    if differs:
+        # The row ran another version of the recipe: the pinned one's other settings would be a guess.
+        r.blocking.append(f"the row's layout differs from the pinned recipe's in {', '.join(differs)} (another recipe version)")
+        return
     fsdp = value(settings, "ddp.use_megatron_fsdp", False) is True
     if fsdp != (fsdp_row > 0):
         r.blocking.append("the row's FSDP column and the recipe's ddp.use_megatron_fsdp disagree")
@@ -303,8 +305,6 @@ def _strategy(row, settings, r):
     r.features.append(f"tp{tp}_pp{pp}" + (f"_vp{vp}" if vp > 1 else "") + (f"_cp{cp}" if cp > 1 else "")
                       + (f"_ep{row_layout['ep']}" if row_layout["ep"] > 1 else ""))
     r.features.append(suffix)
-    if r.differs:
-        r.features.append("layout_from_row")
 
 
 def _recompute(settings, s, vp, r):
@@ -359,9 +359,13 @@ def _moe_dispatch(settings, s, r):
             return
         s["moe_flex_dispatcher_backend"] = backend
         r.features.append(f"flex_{backend}")
-    if value(settings, "model.moe_permute_fusion", False):
-        s["moe_permute_fusion"] = True
-        r.features.append("permute_fusion")
+    for key, feature in (("moe_permute_fusion", "permute_fusion"), ("moe_router_fusion", "router_fusion"),
+                         ("moe_permute_fusion_into_hybridep", "permute_in_hybridep")):
+        if value(settings, "model." + key, False):
+            if key == "moe_permute_fusion_into_hybridep" and s.get("moe_flex_dispatcher_backend") != "hybridep":
+                continue  # token_dispatcher.py reads it only in _HybridEPManager
+            s[key] = True
+            r.features.append(feature)
     if value(settings, "model.moe_router_force_load_balancing", False):
         s["moe_router_force_load_balancing"] = True
         r.features.append("force_balanced")

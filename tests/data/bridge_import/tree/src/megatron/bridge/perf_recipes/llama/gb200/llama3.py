@@ -36,7 +36,7 @@ def llama3_8b_pretrain_8gpu_gb200_bf16_config() -> ConfigContainer:
 def llama3_8b_pretrain_8gpu_gb200_fp8mx_config() -> ConfigContainer:
     cfg = llama3_8b_pretrain_config()
     cfg.mixed_precision = _perf_precision("fp8_mx")
-    _layout(cfg, 1)
+    _layout(cfg, 2)
     cfg.model.cuda_graph_impl = "none"
     _llama_benchmark_common(cfg)
     return cfg

@@ -21,6 +21,13 @@ touch "$work/out/cases/dgx_gb200/stale_case.json"
 python3 "$importer" "$data/tree" "$work/out" --commit 067f987df03b8355b03192d88d70f1709fedf51a >/dev/null
 diff -r "$data/expected" "$work/out"
 fail() { echo "$1" >&2; cat "$work/stderr" >&2; exit 1; }
+# A recipe that is not Python makes its rows skips with the reason, never a crash.
+cp -r "$data/tree" "$work/broken"
+echo 'def qwen3_30b_a3b_pretrain_8gpu_gb200_fp8mx_config(:' \
+  >"$work/broken/src/megatron/bridge/perf_recipes/qwen/gb200/qwen3_moe.py"
+python3 "$importer" "$work/broken" "$work/out4" >/dev/null 2>"$work/stderr" || fail "a broken recipe failed the run"
+grep -q '"recipe not readable: src/megatron/bridge/perf_recipes/qwen/gb200/qwen3_moe.py": 1' "$work/out4/skipped.json" \
+  || fail "the broken recipe is not a named skip"
 mkdir -p "$work/empty"
 rc=0; python3 "$importer" "$work/empty" "$work/out2" 2>"$work/stderr" || rc=$?
 [ "$rc" -eq 2 ] || fail "an empty tree: exit $rc, expected 2"

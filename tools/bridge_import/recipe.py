@@ -68,8 +68,11 @@ class Reader:
                 raise RecipeError(f"{path}: reserved, not opened")
             if not os.path.isfile(path):
                 raise RecipeError(f"{path}: missing (module {name})")
-            with open(path, encoding="utf-8") as f:
-                tree = ast.parse(f.read(), filename=path)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    tree = ast.parse(f.read(), filename=path)
+            except (SyntaxError, UnicodeDecodeError, ValueError) as e:
+                raise RecipeError(f"{path}: not readable as Python ({type(e).__name__})") from None
             funcs, aliases, consts = {}, {}, {}
             for node in tree.body:
                 if isinstance(node, ast.FunctionDef):
@@ -95,7 +98,7 @@ class Reader:
             return "const", self.expr(m["consts"][name], module, {}, depth + 1)
         if name in m["aliases"] and depth < MAX_DEPTH:
             target, original = m["aliases"][name]
-            if target.startswith(FOLLOWED) or target == "megatron.bridge.perf_recipes":
+            if target.startswith(FOLLOWED):
                 return self.resolve(target, original, depth + 1)
             return "external", (target, original)
         return None

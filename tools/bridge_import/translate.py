@@ -41,7 +41,8 @@ EXPRESSED = {
     "model.moe_permute_fusion_into_hybridep", "model.cross_entropy_loss_fusion", "model.cross_entropy_fusion_impl",
     "model.account_for_embedding_in_pipeline_split", "model.account_for_loss_in_pipeline_split",
     "model.should_pad_vocab", "tokenizer.vocab_size", "model.transformer_impl", "model.attention_backend",
-    "model.pipeline_model_parallel_layout", "model.cpu_offloading", "model.cpu_offloading_num_layers",
+    "model.pipeline_model_parallel_layout", "comm_overlap.tp_comm_overlap",
+    "comm_overlap.overlap_moe_expert_parallel_comm", "comm_overlap.delay_wgrad_compute", "model.cpu_offloading", "model.cpu_offloading_num_layers",
     "model.cpu_offloading_weights", "model.fine_grained_activation_offloading", "model.offload_modules",
     "optimizer.main_grads_dtype", "optimizer.main_params_dtype", "optimizer.exp_avg_dtype",
     "optimizer.exp_avg_sq_dtype", "optimizer.use_precision_aware_optimizer", "optimizer.bf16", "optimizer.fp16",
@@ -75,12 +76,7 @@ MINOR = {
     "ddp.keep_fp8_transpose_cache": "FSDP: the FP8 transpose cache is dropped after use (memory only)",
     "ddp.nccl_ub": "NCCL user buffers for the data-parallel collectives (faster NVLS/SHARP paths)",
     "ddp.fsdp_manual_registration": "NCCL user buffers registered by hand for FSDP",
-    "comm_overlap.tp_comm_overlap": "TP collectives overlapped with the GEMMs by userbuffers: priced exposed "
-                                    "here (an upper bound on TP cost)",
     "comm_overlap.tp_comm_overlap_cfg": "userbuffers' per-GEMM overlap method (see tp_comm_overlap)",
-    "comm_overlap.overlap_moe_expert_parallel_comm": "EP all-to-all overlapped with another micro-batch's "
-                                                     "compute (1F1B A2A overlap): priced exposed here",
-    "comm_overlap.delay_wgrad_compute": "weight-gradient GEMMs delayed to overlap the EP all-to-all",
     "comm_overlap.overlap_param_gather_with_optimizer_step": "the first parameter all-gather overlapped with "
                                                              "the optimizer step",
     "optimizer.overlap_param_gather_with_optimizer_step": "the first parameter all-gather overlapped with the "
@@ -292,9 +288,19 @@ def _strategy(row, settings, r):
         s["fp8_recipe"] = fp8_recipe
     if s["cross_entropy_loss_fusion"]:
         s["cross_entropy_fusion_impl"] = value(settings, "model.cross_entropy_fusion_impl", "native")
-    if tp < 2 or not s["enable_sequence_parallel"]:
-        # training/comm_overlap.py CommOverlap.setup turns userbuffers off below TP 2 or without SP.
-        r.listed = [x for x in r.listed if not x.startswith("comm_overlap.tp_comm_overlap")]
+    # training/comm_overlap.py CommOverlap.setup turns userbuffers off below TP 2 or without SP.
+    if value(settings, "comm_overlap.tp_comm_overlap", False) and tp >= 2 and s["enable_sequence_parallel"]:
+        s["megatron_tp_comm_overlap"] = True
+        r.features.append("tp_comm_overlap")
+    if value(settings, "comm_overlap.overlap_moe_expert_parallel_comm", False) and "expert_num" in r.model:
+        # --overlap-moe-expert-parallel-comm with --delay-wgrad-compute: Megatron's combined 1F1B schedule
+        # (docs/overlap.md); Megatron asserts what the engine refuses (no full recompute, a virtual pipeline
+        # with PP > 1).
+        if not value(settings, "comm_overlap.delay_wgrad_compute", False):
+            r.blocking.append("EP communication overlap without delay_wgrad_compute is not modelled")
+            return
+        s["pipeline_schedule"] = "combined-1f1b"
+        r.features.append("combined_1f1b")
     if fsdp:
         s["megatron_fsdp"] = True
         r.features.append("megatron_fsdp")

@@ -11,4 +11,6 @@ def _full_iteration_graphs(cfg) -> None:
     cfg.model.cuda_graph_impl = "full_iteration"
     cfg.model.cuda_graph_scope = []
     cfg.model.moe_paged_stash = True
-    cfg.comm_overlap = CommOverlapConfig(tp_comm_overlap=False, overlap_moe_expert_parallel_comm=True)
+    cfg.comm_overlap = CommOverlapConfig(
+        tp_comm_overlap=False, overlap_moe_expert_parallel_comm=True, delay_wgrad_compute=True
+    )

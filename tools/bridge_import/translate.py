@@ -42,7 +42,8 @@ EXPRESSED = {
     "model.account_for_embedding_in_pipeline_split", "model.account_for_loss_in_pipeline_split",
     "model.should_pad_vocab", "tokenizer.vocab_size", "model.transformer_impl", "model.attention_backend",
     "model.pipeline_model_parallel_layout", "comm_overlap.tp_comm_overlap",
-    "comm_overlap.overlap_moe_expert_parallel_comm", "comm_overlap.delay_wgrad_compute", "model.cpu_offloading", "model.cpu_offloading_num_layers",
+    "comm_overlap.overlap_moe_expert_parallel_comm", "comm_overlap.delay_wgrad_compute", "model.cpu_offloading",
+    "model.cpu_offloading_num_layers",
     "model.cpu_offloading_weights", "model.fine_grained_activation_offloading", "model.offload_modules",
     "optimizer.main_grads_dtype", "optimizer.main_params_dtype", "optimizer.exp_avg_dtype",
     "optimizer.exp_avg_sq_dtype", "optimizer.use_precision_aware_optimizer", "optimizer.bf16", "optimizer.fp16",
@@ -98,7 +99,8 @@ MINOR = {
 
 # Switches whose off position is what the engine prices anyway: off, they are not listed.
 OFF_IS_PRICED = ("comm_overlap.", "model.moe_a2a_overlap", "model.moe_shared_expert_overlap",
-                 "model.high_priority_a2a_comm_stream", "model.moe_paged_stash", "model.use_transformer_engine_op_fuser",
+                 "model.high_priority_a2a_comm_stream", "model.moe_paged_stash",
+                 "model.use_transformer_engine_op_fuser",
                  "mixed_precision.fp8_dot_product_attention", "ddp.fsdp_double_buffer", "ddp.nccl_ub",
                  "ddp.fsdp_manual_registration", "model.moe_router_padding_for_fp8")
 
@@ -225,7 +227,8 @@ def _strategy(row, settings, r):
     differs = [k for k in row_layout if recipe_layout[k] != row_layout[k]]
     if differs:
         # The row ran another version of the recipe: the pinned one's other settings would be a guess.
-        r.blocking.append(f"the row's layout differs from the pinned recipe's in {', '.join(differs)} (another recipe version)")
+        r.blocking.append(f"the row's layout differs from the pinned recipe's in {', '.join(differs)} "
+                          "(another recipe version)")
         return
     fsdp = value(settings, "ddp.use_megatron_fsdp", False) is True
     if fsdp != (fsdp_row > 0):

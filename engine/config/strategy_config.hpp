@@ -106,7 +106,8 @@ struct StrategyConfig {
   std::vector<std::string> cuda_graph_scope;
   // Ours: Megatron's MoE routing and dispatch settings (--moe-token-dispatcher-type, --moe-flex-dispatcher-
   // backend, --moe-router-force-load-balancing, --moe-expert-capacity-factor). The model routes tokens evenly
-  // and moves the same bytes with either dispatcher: read, checked, and reported, not priced differently.
+  // and moves the same all-to-all bytes with either dispatcher; at the megatron fidelity HybridEP's and
+  // force-balanced routing's own kernels are priced (docs/low-precision.md), the capacity factor is read only.
   std::string moe_token_dispatcher = "alltoall";
   std::string moe_flex_dispatcher_backend;  // "deepep" | "hybridep" with the "flex" dispatcher, else empty
   bool moe_router_force_load_balancing = false;
@@ -124,6 +125,8 @@ struct StrategyConfig {
   bool moe_permute_fusion_into_hybridep = false;
   // The flex dispatcher with the HybridEP backend (token_dispatcher.py _HybridEPManager): one dispatch call
   // permutes, sends and permutes for the experts, and its combine the reverse (megatron fidelity).
+  // Megatron-FSDP as the megatron fidelity prices it (the simumax fidelity prices zero_state 3 as SimuMax does).
+  bool fsdp() const { return megatron() && megatron_fsdp; }
   bool hybrid_ep() const {
     return megatron() && moe_token_dispatcher == "flex" && moe_flex_dispatcher_backend == "hybridep";
   }

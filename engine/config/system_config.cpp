@@ -144,8 +144,7 @@ void read_accelerator(ObjectReader r, SystemConfig& sys) {
   // makes MFU meaningless (default 5 beside a 2250 TFLOP/s matmul gave MFU 165). fp8 peaks may exceed it.
   const double peak_tflops = sys.op.at("default").tflops;
   for (const auto& name : ops.keys()) {
-    const bool low_precision = name.starts_with("fp8_") || name.starts_with("mxfp8_") || name.starts_with("nvfp4_");
-    if (low_precision || sys.op.at(name).tflops <= peak_tflops) continue;
+    if (is_low_precision_op(name) || sys.op.at(name).tflops <= peak_tflops) continue;
     ops.object(name).fail("tflops", fmt::format("expected at most {} TFLOP/s (/accelerator/op/default/tflops, the "
                                                 "dense bf16 peak MFU is measured against), got {}",
                                                 peak_tflops, sys.op.at(name).tflops));
@@ -256,6 +255,10 @@ SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
 }  // namespace simumax::config::detail
 
 namespace simumax::config {
+
+bool is_low_precision_op(const std::string& name) {
+  return name.starts_with("fp8_") || name.starts_with("mxfp8_") || name.starts_with("nvfp4_");
+}
 
 bool parse_shape_key(const std::string& key, std::string& kind, std::vector<double>& log2_dims) {
   kind.clear();

@@ -22,6 +22,10 @@ struct ShapePoint {
 // the key has no numeric field or one that is not positive.
 bool parse_shape_key(const std::string& key, std::string& kind, std::vector<double>& log2_dims);
 
+// A low-precision GEMM entry ("fp8_matmul", "mxfp8_group_matmul", "nvfp4_matmul", ...): its peak may exceed the
+// bf16 peak, and at the megatron fidelity an unmeasured one borrows the bf16 entry's efficiencies.
+bool is_low_precision_op(const std::string& name);
+
 struct ComputeOpConfig {
   double tflops = 0;                                   // decimal TFLOP/s peak
   double efficient_factor = 0;                         // fallback efficiency

@@ -88,10 +88,10 @@ double shape_efficiency(const config::ComputeOpConfig& op, const std::string& ke
 // peak (docs/low-precision.md). The bf16 entry's name and key drop the precision prefix and dtype.
 const config::ComputeOpConfig* unmeasured_low_precision(const config::SystemConfig& sys, const std::string& name,
                                                         const config::ComputeOpConfig& op, std::string& key) {
-  const size_t cut = name.find('_');
-  if (op.efficient_factor > 0 || !op.accurate_efficient_factor.empty() || cut == std::string::npos) return nullptr;
-  const auto bf16 = sys.op.find(name.substr(cut + 1));
-  if (name.rfind("fp8_", 0) != 0 && name.rfind("mxfp8_", 0) != 0 && name.rfind("nvfp4_", 0) != 0) return nullptr;
+  if (op.efficient_factor > 0 || !op.accurate_efficient_factor.empty() || !config::is_low_precision_op(name)) {
+    return nullptr;
+  }
+  const auto bf16 = sys.op.find(name.substr(name.find('_') + 1));
   if (bf16 == sys.op.end()) return nullptr;
   if (const size_t at = key.find(", dtype=fp8"); at != std::string::npos) key.replace(at, 11, ", dtype=bf16");
   return &bf16->second;

@@ -157,7 +157,7 @@ void add_overlap(const config::Scenario& s, const Nets& nets, const model::Chunk
   const auto& st = s.strategy;
   const SmShares shares = sm_shares(s, nets);
   const double tp_share = st.megatron_tp_comm_overlap ? shares.tp : 0.0;
-  const bool fsdp = st.megatron() && st.megatron_fsdp;
+  const bool fsdp = st.fsdp();
   if (!st.megatron_moe_shared_expert_overlap && tp_share == 0 && !fsdp) return;
   for (size_t k = 0; k < chunk.blocks.size(); ++k) {
     const BlockCost& bc = *cc.blocks[k];

@@ -249,7 +249,7 @@ StepCost cost_step(const config::Scenario& s, const model::StepModel& m, CostCac
     cc.dense_dp = dp_cost(s, static_cast<double>(p.dense_grad_bytes), st.dp_size() * st.cp_size, sc.nets.dp,
                           CommStage::kDenseDp);
     cc.moe_dp = dp_cost(s, static_cast<double>(p.moe_grad_bytes), st.edp_size(), sc.nets.edp, CommStage::kExpertDp);
-    if (st.megatron() && st.megatron_fsdp) cc.dense_dp = cc.moe_dp = DpCost{};  // FSDP's DP work is per layer
+    if (st.fsdp()) cc.dense_dp = cc.moe_dp = DpCost{};  // FSDP's DP work is per layer
     cc.optimizer = st.megatron() ? megatron_optimizer_cost(s, chunk, cc) : optimizer_cost(s, p);
     sc.chunks.push_back(std::move(cc));
   }

@@ -166,7 +166,7 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
 void StageEmitter::overlapped_buckets(const std::vector<uint32_t>& group, bool expert, bool gather) {
   const auto& st = s_.strategy;
   if (gather && st.zero_state == 0) return;  // without ZeRO there is nothing to gather
-  if (st.megatron() && st.megatron_fsdp) return;  // Megatron-FSDP gathers and reduces per layer (overlap_cost)
+  if (st.fsdp()) return;  // Megatron-FSDP gathers and reduces per layer (overlap_cost)
   auto& uses = gather ? params_used_ : grads_ready_;
   const auto& lead = uses[group.front()];
   const int64_t n = expert ? st.edp_size() : st.dp_size() * st.cp_size;

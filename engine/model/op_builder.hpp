@@ -33,6 +33,8 @@ class OpBuilder {
   bool selective() const;
   // One pass over the rows each way: TE's fused (un)permute, or HybridEP's own permute kernel.
   bool fused_permutation() const { return st_.megatron() && (st_.moe_permute_fusion || st_.hybrid_ep()); }
+  // No pass of its own: HybridEP permutes inside its dispatch and combine kernels.
+  bool permute_in_dispatch() const { return st_.hybrid_ep() && st_.moe_permute_fusion_into_hybridep; }
   // Linear layers return their output rows (M for a column linear; S_out for a row linear).
   int64_t linear_col(std::vector<Op>& out, const std::string& name, int64_t s_in, int64_t k, int64_t n_total,
                      Rec rec, bool lm_head = false) const;

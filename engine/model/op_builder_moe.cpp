@@ -111,7 +111,7 @@ void OpBuilder::permutation(std::vector<Op>& out, int64_t s_local, int64_t rows,
   Op op;
   op.name = "mlp.permutation";
   op.type = OpType::kPermutation;
-  if (st_.hybrid_ep() && st_.moe_permute_fusion_into_hybridep) {
+  if (permute_in_dispatch()) {
     // HybridEP's dispatch kernel permutes the rows as it sends them (and its backward, the combine, the reverse).
     op.work[0] = op.work[1] = mem_calls("permute_fwd", {});
   } else if (fused_permutation()) {
@@ -155,7 +155,7 @@ void OpBuilder::unpermutation(std::vector<Op>& out, int64_t s_local, int64_t row
   Op op;
   op.name = "mlp.unpermutation";
   op.type = OpType::kUnpermutation;
-  if (st_.hybrid_ep() && st_.moe_permute_fusion_into_hybridep) {
+  if (permute_in_dispatch()) {
     op.work[0] = op.work[1] = mem_calls("permute_fwd", {});  // inside HybridEP's combine kernel
   } else if (fused_permutation()) {
     // TE's moe_unpermute: each expert row read once, weighted by its probability and summed into its token.

@@ -92,7 +92,7 @@ ChunkParams chunk_params(const config::StrategyConfig& st, const Chunk& c) {
     p.weight_bytes = static_cast<int64_t>(dense_weight_bytes / (shard ? static_cast<double>(g_dense) : 1.0) +
                                           moe_weight_bytes / (shard ? static_cast<double>(g_moe) : 1.0));
   }
-  if (st.megatron() && st.megatron_fsdp) {
+  if (st.fsdp()) {
     // Megatron-FSDP's unsharded buffers (--fsdp-double-buffer): the parameters of the layer running and of the
     // one prefetched, and one layer's gradients before their reduce-scatter.
     p.weight_bytes += largest_block_numel * (2 * st.element_bytes() + st.main_grad_bytes());

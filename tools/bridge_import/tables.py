@@ -48,9 +48,10 @@ def parse(path, rel, counts):
         if line.startswith("#### System:"):
             system, model, header = line.split(":", 1)[1].strip(), None, None
             continue
-        if not line.startswith("|") or release is None:
-            if not line.startswith("|"):
-                header = None
+        if not line.startswith("|"):
+            header = None
+            continue
+        if release is None:
             continue
         if model is not None and is_reserved(model):
             if not line.startswith("|-") and header is not None:

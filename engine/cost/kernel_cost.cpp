@@ -85,15 +85,20 @@ double shape_efficiency(const config::ComputeOpConfig& op, const std::string& ke
 
 // An fp8/fp4 entry with nothing measured (efficient_factor 0, no shapes: every datasheet machine) at megatron
 // fidelity: the GEMM reaches the fraction of its own peak that the bf16 GEMM of its shape reaches of the bf16
-// peak (docs/low-precision.md). The bf16 entry's name and key drop the precision prefix and dtype.
+// peak (docs/low-precision.md). The bf16 entry's name and key drop the precision prefix and dtype: `bf16_key`
+// gets the key when an entry is returned.
 const config::ComputeOpConfig* unmeasured_low_precision(const config::SystemConfig& sys, const std::string& name,
-                                                        const config::ComputeOpConfig& op, std::string& key) {
+                                                        const config::ComputeOpConfig& op, const std::string& key,
+                                                        std::string& bf16_key) {
   if (op.efficient_factor > 0 || !op.accurate_efficient_factor.empty() || !config::is_low_precision_op(name)) {
     return nullptr;
   }
   const auto bf16 = sys.op.find(name.substr(name.find('_') + 1));
   if (bf16 == sys.op.end()) return nullptr;
-  if (const size_t at = key.find(", dtype=fp8"); at != std::string::npos) key.replace(at, 11, ", dtype=bf16");
+  bf16_key = key;
+  if (const size_t at = bf16_key.find(", dtype=fp8"); at != std::string::npos) {
+    bf16_key.replace(at, 11, ", dtype=bf16");
+  }
   return &bf16->second;
 }
 
@@ -104,11 +109,12 @@ KernelTime kernel_time(const config::SystemConfig& sys, const model::PassWork& w
   if (w.flops != 0) {
     auto it = sys.op.find(w.compute_op);
     const auto& op = it != sys.op.end() ? it->second : sys.op.at("default");
-    std::string key = w.shape_key;
+    std::string bf16_key;
     const config::ComputeOpConfig* like = fidelity == config::Fidelity::kMegatron && it != sys.op.end()
-                                              ? unmeasured_low_precision(sys, w.compute_op, op, key)
+                                              ? unmeasured_low_precision(sys, w.compute_op, op, w.shape_key, bf16_key)
                                               : nullptr;
-    const double eff = shape_efficiency(like != nullptr ? *like : op, key, fidelity, t);
+    const double eff = like != nullptr ? shape_efficiency(*like, bf16_key, fidelity, t)
+                                       : shape_efficiency(op, w.shape_key, fidelity, t);
     t.compute_seconds = w.flops / (op.tflops * common::kTera * eff);
     if (fidelity == config::Fidelity::kMegatron) t.compute_seconds /= 1.0 - sys.calibration.compute_derate;
   }

@@ -4,14 +4,28 @@ A recipe is a Python function that builds a ConfigContainer by plain assignments
 helpers that do the same, and constructors with keyword arguments. This module walks those functions' syntax
 trees (ast, never import or exec): constants, names, dicts, comparisons, `if`, calls into the recipe packages and
 constructors are followed; any other statement is *unread* and the settings it would assign are reported, so the
-caller can decide whether the recipe is still known well enough (tools/bridge_import/translate.py).
+caller can decide whether the recipe is still known well enough (tools/bridge_import/translate.py). The files
+come from a Source (a folder, or a git revision: tools/bridge_import/versions.py); the few library calls a recipe
+depends on that are not Python the reader can follow (dataclasses.replace, the device query, the old layout's
+workload-config lookup) are emulated in tools/bridge_import/intrinsics.py.
 """
 import ast
 import os
+import re
+
+import intrinsics
 
 # Only these packages' functions are followed; anything else called is a constructor (a CamelCase name: its
 # keyword arguments become fields) or opaque.
-FOLLOWED = ("megatron.bridge.perf_recipes", "megatron.bridge.recipes")
+FOLLOWED = ("megatron.bridge.perf_recipes", "megatron.bridge.recipes",
+            "megatron.bridge.training.flex_dispatcher_backend")
+# The old layout (before v0.6.0) runs from scripts/performance, whose folder is on sys.path: `utils.overrides`,
+# `configs.qwen...` are modules there, followed like the recipe packages.
+SCRIPT_PACKAGES = ("utils", "configs")
+SCRIPT_DIR = "scripts/performance"
+# Module-level names of the reserved models (LLAMA31_405B_*, DEEPSEEK_V3_*, llama31_405b_*): never stored, so
+# never evaluated, whatever their value.
+RESERVED_NAME = re.compile(r"405b|llama_?3_?1_|llama31|deepseek", re.I)
 # mixed_precision.py's factories: the recipe kind they stand for (its fields are those of the factory's result).
 PRECISION_FACTORIES = {
     "bf16_mixed": "bf16", "bf16_with_fp8_current_scaling_mixed": "fp8cs",
@@ -22,7 +36,11 @@ MAX_DEPTH = 12
 
 
 class RecipeError(Exception):
-    """The recipe cannot be read at all (a missing module or function)."""
+    """The recipe cannot be read at all (a missing module or function); rel: the repo-relative file, if one."""
+
+    def __init__(self, message, rel=None):
+        super().__init__(message)
+        self.rel = rel
 
 
 class Unread(Exception):
@@ -46,47 +64,71 @@ class Record:
         self.kind = kind
         self.fields = dict(fields or {})
         self.where = dict(where or {})
+        self.properties = {}  # name -> (module, FunctionDef): a dataclass's @property
+
+    def copy(self):
+        other = Record(self.kind, self.fields, self.where)
+        other.properties = dict(self.properties)
+        return other
 
 
 class Reader:
-    """REQUIRES: root is a Megatron-Bridge checkout; refuse(path) is True for files that must never be opened."""
+    """REQUIRES: source is a Megatron-Bridge tree (versions.DirSource or GitSource); refuse(rel) is True for the
+    repo-relative paths that must never be opened. context: what the emulated calls need (intrinsics.py: the
+    row's GPU, the old layout's workload module, the Hub configs)."""
 
-    def __init__(self, root, refuse):
-        self.root, self.refuse = root, refuse
+    def __init__(self, source, refuse, context=None):
+        self.source, self.refuse = source, refuse
+        self.context = dict(context or {})
         self.modules = {}
-        self.unread = []  # (file:line, the cfg settings the statement would have assigned)
+        self.unread = []  # (file:line, the cfg settings the statement would have assigned, why)
+        self.workload_names = []  # the old layout's workload constants the recipe looked up
 
     # Modules -------------------------------------------------------------------------------------------------
     def path_of(self, module):
-        base = os.path.join(self.root, "src", *module.split("."))
-        return base + ".py" if os.path.isfile(base + ".py") else os.path.join(base, "__init__.py")
+        """The repo-relative file of a module."""
+        parts = module.split(".")
+        folder = SCRIPT_DIR if parts[0] in SCRIPT_PACKAGES else "src"
+        base = "/".join([folder] + parts)
+        return base + ".py" if self.source.isfile(base + ".py") else base + "/__init__.py"
+
+    def followed(self, module):
+        return module.startswith(FOLLOWED) or module.split(".")[0] in SCRIPT_PACKAGES
 
     def module(self, name):
         if name not in self.modules:
             path = self.path_of(name)
+            shown = self.source.show(path)
             if self.refuse(path):
-                raise RecipeError(f"{path}: reserved, not opened")
-            if not os.path.isfile(path):
-                raise RecipeError(f"{path}: missing (module {name})")
+                raise RecipeError(f"{shown}: reserved, not opened", path)
+            if not self.source.isfile(path):
+                raise RecipeError(f"{shown}: missing (module {name})", path)
             try:
-                with open(path, encoding="utf-8") as f:
-                    tree = ast.parse(f.read(), filename=path)
+                tree = ast.parse(self.source.read(path), filename=path)
             except (SyntaxError, UnicodeDecodeError, ValueError) as e:
-                raise RecipeError(f"{path}: not readable as Python ({type(e).__name__})") from None
-            funcs, aliases, consts = {}, {}, {}
+                raise RecipeError(f"{shown}: not readable as Python ({type(e).__name__})", path) from None
+            package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+            funcs, aliases, consts, classes = {}, {}, {}, {}
             for node in tree.body:
-                if isinstance(node, ast.FunctionDef):
+                if isinstance(node, ast.FunctionDef) and not RESERVED_NAME.search(node.name):
                     funcs[node.name] = node
-                elif isinstance(node, ast.ImportFrom) and node.module:
+                elif isinstance(node, ast.ClassDef):
+                    classes[node.name] = node
+                elif isinstance(node, ast.ImportFrom):
+                    source = node.module or ""
+                    if node.level:  # `from .llama3 import x`: relative to this package
+                        base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                        source = ".".join(base + ([source] if source else []))
                     for a in node.names:
-                        aliases[a.asname or a.name] = (node.module, a.name)
+                        if not RESERVED_NAME.search(a.asname or a.name) and a.name != "*":
+                            aliases[a.asname or a.name] = (source, a.name)
                 elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     for t in targets:
-                        if isinstance(t, ast.Name) and node.value is not None:
+                        if isinstance(t, ast.Name) and node.value is not None and not RESERVED_NAME.search(t.id):
                             consts[t.id] = node.value
-            self.modules[name] = {"path": path, "rel": os.path.relpath(path, self.root), "funcs": funcs,
-                                  "aliases": aliases, "consts": consts}
+            self.modules[name] = {"path": path, "rel": path, "funcs": funcs, "aliases": aliases,
+                                  "consts": consts, "classes": classes}
         return self.modules[name]
 
     def resolve(self, module, name, depth=0):
@@ -96,10 +138,15 @@ class Reader:
             return module, m["funcs"][name]
         if name in m["consts"]:
             return "const", self.expr(m["consts"][name], module, {}, depth + 1)
+        if name in m["classes"]:
+            return "class", (module, m["classes"][name])
         if name in m["aliases"] and depth < MAX_DEPTH:
             target, original = m["aliases"][name]
-            if target.startswith(FOLLOWED):
-                return self.resolve(target, original, depth + 1)
+            if self.followed(target):
+                found = self.resolve(target, original, depth + 1)
+                if found is None and self.source.isfile(self.path_of(f"{target}.{original}")):
+                    return "module", f"{target}.{original}"  # `from . import workload_base_configs`
+                return found
             return "external", (target, original)
         return None
 
@@ -118,6 +165,12 @@ class Reader:
             else:
                 d = i - (len(params) - len(defaults))
                 frame[p] = self.expr(defaults[d], module, {}, depth) if d >= 0 else Opaque(f"argument {p}")
+        for a, d in zip(func.args.kwonlyargs, func.args.kw_defaults):
+            frame[a.arg] = kwargs[a.arg] if a.arg in kwargs else (
+                self.expr(d, module, {}, depth) if d is not None else Opaque(f"argument {a.arg}"))
+        if func.args.kwarg is not None:  # **user_kwargs: the keyword arguments no parameter took
+            taken = set(params) | {a.arg for a in func.args.kwonlyargs}
+            frame[func.args.kwarg.arg] = {k: v for k, v in kwargs.items() if k not in taken}
         result = self.block(func.body, module, frame, depth)
         return None if result is _FALLTHROUGH else result
 
@@ -140,7 +193,11 @@ class Reader:
         if isinstance(stmt, ast.Expr):
             if isinstance(stmt.value, ast.Constant):
                 return _FALLTHROUGH  # a docstring
-            self.expr(stmt.value, module, frame, depth)
+            result = self.expr(stmt.value, module, frame, depth)
+            if isinstance(result, Opaque) and isinstance(stmt.value, ast.Call) and any(
+                    isinstance(self.expr(a, module, frame, depth), Record) for a in stmt.value.args):
+                # An unfollowed call handed a config may change it: what it sets is not known.
+                raise Unread(f"{result.why} on a config: what it changes there is not read")
             return _FALLTHROUGH
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             if stmt.value is None:
@@ -156,8 +213,8 @@ class Reader:
             if isinstance(test, Opaque):
                 raise Unread(f"condition not known ({test.why})")
             return self.block(stmt.body if test else stmt.orelse, module, frame, depth)
-        if isinstance(stmt, ast.Pass):
-            return _FALLTHROUGH
+        if isinstance(stmt, (ast.Pass, ast.Assert)):
+            return _FALLTHROUGH  # an assert: the measured run passed it
         if isinstance(stmt, ast.Raise):
             raise Unread("raises")
         raise Unread(f"{type(stmt).__name__} statement")
@@ -204,16 +261,30 @@ class Reader:
             if node.id in ("True", "False", "None"):
                 return {"True": True, "False": False, "None": None}[node.id]
             found = self.resolve(module, node.id)
-            if found and found[0] == "const":
-                return found[1]
+            if found and found[0] in ("const", "module"):
+                return found[1] if found[0] == "const" else found
             return Opaque(f"name {node.id}")
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id == "torch" and "torch" not in frame:
                 return f"torch.{node.attr}"  # a dtype: torch.float32, torch.bfloat16
             owner = self.expr(node.value, module, frame, depth)
             if isinstance(owner, Record):
+                if node.attr not in owner.fields and node.attr in owner.properties:
+                    prop_module, func = owner.properties[node.attr]
+                    return self.call(prop_module, func, [owner], {}, depth + 1)
                 return owner.fields.get(node.attr, Opaque(f"unset .{node.attr}"))
+            if isinstance(owner, tuple) and owner[0] == "module":
+                found = self.resolve(owner[1], node.attr)
+                return found[1] if found and found[0] == "const" else Opaque(f"name {node.attr}")
             return Opaque(f".{node.attr} of an unknown object")
+        if isinstance(node, ast.IfExp):
+            test = self.expr(node.test, module, frame, depth)
+            if isinstance(test, Opaque):
+                return Opaque("a conditional on an unknown value")
+            return self.expr(node.body if test else node.orelse, module, frame, depth)
+        if isinstance(node, ast.BinOp):
+            return intrinsics.binop(node.op, self.expr(node.left, module, frame, depth),
+                                    self.expr(node.right, module, frame, depth))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             v = self.expr(node.operand, module, frame, depth)
             return v if isinstance(v, Opaque) else not v
@@ -251,8 +322,14 @@ class Reader:
                       ast.IsNot: lambda a, b: a is not b, ast.In: lambda a, b: a in b,
                       ast.NotIn: lambda a, b: a not in b}.get(type(op), None)
                 if ok is None:
-                    return Opaque("an ordering comparison")
-                ok = ok(left, right)
+                    ok = intrinsics.ordering(op, left, right)
+                    if isinstance(ok, Opaque):
+                        return ok
+                else:
+                    try:
+                        ok = ok(left, right)
+                    except TypeError:
+                        return Opaque("a comparison of unlike values")
             if not ok:
                 return False
             left = right
@@ -261,18 +338,30 @@ class Reader:
     def call_expr(self, node, module, frame, depth):
         func = node.func
         args = [self.expr(a, module, frame, depth) for a in node.args if not isinstance(a, ast.Starred)]
-        kwargs = {k.arg: self.expr(k.value, module, frame, depth) for k in node.keywords if k.arg is not None}
+        kwargs = {}
+        for k in node.keywords:
+            value = self.expr(k.value, module, frame, depth)
+            if k.arg is not None:
+                kwargs[k.arg] = value
+            elif isinstance(value, dict):
+                kwargs.update(value)  # f(**combined_kwargs)
+            else:
+                return Opaque("a call with unknown ** arguments")
         if isinstance(func, ast.Attribute):
             # AutoBridge.from_hf_pretrained(ID, ...).get_model_config() or .to_megatron_provider(...): the model is
             # the one the Hugging Face Hub's config.json for ID describes (the checkout does not hold it).
-            inner = func.value
-            if func.attr in ("get_model_config", "to_megatron_provider") and isinstance(inner, ast.Call) \
-                    and isinstance(inner.func, ast.Attribute) and inner.func.attr == "from_hf_pretrained" \
-                    and inner.args:
-                model_id = self.expr(inner.args[0], module, frame, depth)
-                if isinstance(model_id, str):
-                    return Record("hf_model", {"hf_model_id": model_id})
-            return Opaque(f"method .{func.attr}()")
+            if func.attr == "from_hf_pretrained" and args and isinstance(args[0], str):
+                return Record("hf_bridge", {"hf_model_id": args[0]})
+            if dotted(func) == "torch.cuda.get_device_properties":
+                return Record("device_properties", intrinsics.device(self.context))
+            if dotted(func) == "torch.cuda.is_available":
+                return True  # the measured runs had their GPUs
+            owner = self.expr(func.value, module, frame, depth)
+            if func.attr in ("get_model_config", "to_megatron_provider") and isinstance(owner, Record) \
+                    and owner.kind == "hf_bridge":
+                model_id = owner.fields["hf_model_id"]
+                return Record("hf_model", {"hf_model_id": model_id, **intrinsics.hub_fields(self.context, model_id)})
+            return intrinsics.method(owner, func.attr, args)
         if not isinstance(func, ast.Name):
             return Opaque("a computed call")
         name = func.id
@@ -283,28 +372,58 @@ class Reader:
         if name == "hasattr" and len(args) == 2:
             return args[1] in args[0].fields if isinstance(args[0], Record) else Opaque("hasattr")
         if name == "isinstance":
-            return False if isinstance(args[0], Record) else Opaque("isinstance")
+            if isinstance(args[0], Record) and isinstance(node.args[1], ast.Name):
+                return args[0].kind == node.args[1].id  # a config object is of the class that built it
+            if isinstance(args[0], Record):
+                return False
+            return intrinsics.isinstance_of(args[0], node.args[1])
+        if name in intrinsics.BUILTINS and name not in frame:
+            return intrinsics.builtin(name, args)
         if name in PRECISION_FACTORIES:
             return Record("mixed_precision", {"recipe": PRECISION_FACTORIES[name]})
+        where = f"{self.module(module)['rel']}:{node.lineno}"
         found = self.resolve(module, name)
-        if found and found[0] not in ("const", "external"):
+        emulated = intrinsics.emulated(found, name)
+        if emulated:
+            return emulated(self, args, kwargs, where, depth)
+        if found and found[0] == "class":
+            return self.construct(found[1], kwargs, where, depth)
+        if found and found[0] not in ("const", "external", "module"):
             return self.call(found[0], found[1], args, kwargs, depth + 1)
         if found and found[0] == "external":
             name = found[1][1]
             if name in PRECISION_FACTORIES:
                 return Record("mixed_precision", {"recipe": PRECISION_FACTORIES[name]})
         if name[:1].isupper():
-            return Record(name, kwargs, {k: f"{self.module(module)['rel']}:{node.lineno}" for k in kwargs})
+            return Record(name, kwargs, {k: where for k in kwargs})
         return Opaque(f"call {name}()")
 
-    def read(self, module, function):
-        """The config the recipe function builds (a Record), or RecipeError."""
+    def construct(self, found, kwargs, where, depth):
+        """A dataclass the followed code defines (the old layout's WorkloadBaseConfig): its defaults, the
+        keyword arguments, and its properties (read when a field of that name is asked for)."""
+        module, cls = found
+        record = Record(cls.name)
+        for stmt in cls.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                record.fields[stmt.target.id] = self.expr(stmt.value, module, {}, depth) if stmt.value else None
+            elif isinstance(stmt, ast.FunctionDef) and any(isinstance(d, ast.Name) and d.id == "property"
+                                                           for d in stmt.decorator_list):
+                record.properties[stmt.name] = (module, stmt)
+        unknown = sorted(set(kwargs) - set(record.fields))
+        if unknown:
+            raise Unread(f"{cls.name} has no field {unknown[0]}")
+        record.fields.update(kwargs)
+        record.where.update({k: where for k in kwargs})
+        return record
+
+    def read(self, module, function, args=(), kwargs=None):
+        """What the recipe function returns for these arguments (a Record), or RecipeError."""
         found = self.resolve(module, function)
-        if not found or found[0] in ("const", "external"):
-            raise RecipeError(f"{self.path_of(module)}: no function {function}")
-        result = self.call(found[0], found[1], [], {}, 0)
+        if not found or found[0] in ("const", "external", "class", "module"):
+            raise RecipeError(f"{self.source.show(self.path_of(module))}: no function {function}")
+        result = self.call(found[0], found[1], list(args), dict(kwargs or {}), 0)
         if not isinstance(result, Record):
-            raise RecipeError(f"{self.path_of(module)}: {function} returns no config")
+            raise RecipeError(f"{self.source.show(self.path_of(module))}: {function} returns no config")
         return result
 
 
@@ -322,6 +441,15 @@ def flatten(record, prefix=""):
         else:
             out[path] = (value, record.where.get(key))
     return out
+
+
+def dotted(node):
+    """`torch.cuda.x` -> "torch.cuda.x"; None for anything but names and attributes."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id] + parts[::-1]) if isinstance(node, ast.Name) else None
 
 
 def assigned_names(stmt):

@@ -3,8 +3,8 @@
 Every setting the recipe makes falls in one class: translated (EXPRESSED), without effect on step time or memory
 (NO_EFFECT, by key or by section), with an effect the engine does not price (MINOR: listed on the case), or one
 that changes time or memory and is not expressible (BLOCKING, or any key not classified: the row is skipped and
-the setting named). A row's layout (GPUs, GBS, MBS, sequence, TP/PP/CP/VP/EP, FSDP) must be its recipe's: the
-recipe at the pinned commit can postdate the row's release, and a row whose layout differs ran another version.
+the setting named). A row's layout (GPUs, GBS, MBS, sequence, TP/PP/CP/VP/EP, FSDP) must be its recipe's: a row
+whose layout differs from the recipe read for it (its release's version, or the given tree) ran another one.
 """
 
 # The Hub's config.json of each model the recipes load (AutoBridge.from_hf_pretrained): the checkout does not
@@ -28,7 +28,8 @@ PRECISIONS = {"BF16": ("bf16", None), "FP8-CS": ("fp8cs", "tensorwise"), "FP8": 
               "NVFP4": ("nvfp4", "nvfp4")}
 
 EXPRESSED = {
-    "model.hf_model_id", "model.tensor_model_parallel_size", "model.pipeline_model_parallel_size",
+    "model.hf_model_id", "model.num_moe_experts", "model.tensor_model_parallel_size",
+    "model.pipeline_model_parallel_size",
     "model.context_parallel_size", "model.virtual_pipeline_model_parallel_size", "model.expert_model_parallel_size",
     "model.expert_tensor_parallel_size", "model.sequence_parallel", "model.seq_length", "dataset.seq_length",
     "train.global_batch_size", "train.micro_batch_size", "mixed_precision.recipe", "model.recompute_granularity",
@@ -55,7 +56,8 @@ EXPRESSED = {
 NO_EFFECT_SECTIONS = ("checkpoint.", "dataset.", "logger.", "validation.", "scheduler.", "dist", "tokenizer.",
                       "rerun_state_machine.")
 NO_EFFECT = {
-    "train.train_iters", "train.eval_iters", "train.manual_gc_eval", "rng.seed", "optimizer.lr", "optimizer.min_lr",
+    "train.train_iters", "train.eval_iters", "train.eval_interval", "train.manual_gc_eval", "rng.seed", "optimizer.lr",
+    "optimizer.min_lr",
     "optimizer.adam_beta1", "optimizer.adam_beta2", "optimizer.adam_eps", "optimizer.weight_decay",
     "optimizer.clip_grad", "model.init_method_std", "model.init_model_with_meta_device", "model.pipeline_dtype",
     "model.cuda_graph_warmup_steps", "ddp.check_for_nan_in_grad", "ddp.check_for_large_grads",
@@ -159,9 +161,12 @@ def translate(row, settings, unread):
     elif "env_vars" in settings:
         r.blocking.append("recipe env_vars not read")
     for where, keys, why in unread:
-        known = [k for k in keys if classify(k) == "expressed"]
+        # A helper's assignment names its own parameter (`model_config.x`): matched on the field's name.
+        known = [k for k in keys if classify(k) == "expressed" or any(e.endswith("." + k) for e in EXPRESSED)]
         if known:
             r.blocking.append(f"recipe statement {where} not read ({why}): it sets {known[0]}")
+        elif "not read" in why:
+            r.listed.append(f"{where}: {why}")
         else:
             r.listed.append(f"{where}: not read ({why}); it sets only {', '.join(keys) or 'local names'}")
     if r.blocking:
@@ -226,8 +231,8 @@ def _strategy(row, settings, r):
                   "mbs": mbs, "gbs": gbs, "seq": seq}
     differs = [k for k in row_layout if recipe_layout[k] != row_layout[k]]
     if differs:
-        # The row ran another version of the recipe: the pinned one's other settings would be a guess.
-        r.blocking.append(f"the row's layout differs from the pinned recipe's in {', '.join(differs)} "
+        # The row ran another version of the recipe: this one's other settings would be a guess.
+        r.blocking.append(f"the row's layout differs from its recipe's in {', '.join(differs)} "
                           "(another recipe version)")
         return
     fsdp = value(settings, "ddp.use_megatron_fsdp", False) is True
@@ -278,7 +283,8 @@ def _strategy(row, settings, r):
         "use_flash_sdp": True,
         "use_fused_grad_accumulation": (not fsdp) and value(settings, "model.gradient_accumulation_fusion", True)
         is True,
-        "cross_entropy_loss_fusion": value(settings, "model.cross_entropy_loss_fusion", False) is True,
+        # Unset by the recipe (v0.3.0's base recipes): the provider's default, True (models/gpt_provider.py).
+        "cross_entropy_loss_fusion": value(settings, "model.cross_entropy_loss_fusion", True) is True,
         "megatron_overlap_grad_reduce": value(settings, "ddp.overlap_grad_reduce", False) is True,
         "megatron_overlap_param_gather": value(settings, "ddp.overlap_param_gather", False) is True,
         "account_for_embedding_in_pipeline_split":

@@ -11,7 +11,7 @@
   const KIND_COLOURS = {
     'forward': '#4c78a8', 'backward': '#f58518', 'recompute': '#b279a2', 'tp comm': '#e45756',
     'cp comm': '#ff9da6', 'ep comm': '#9d755d', 'pp send/recv': '#54a24b', 'dp comm': '#72b7b2',
-    'optimizer': '#eeca3b', 'sync': '#79706e', 'other': '#9a9a9a'
+    'optimizer': '#eeca3b', 'sync': '#79706e', 'host': '#b07aa1', 'other': '#9a9a9a'
   };
   const BUBBLE = '#e3e7ef';
   const MEM_COLOURS = {

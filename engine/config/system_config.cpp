@@ -225,6 +225,24 @@ Workspaces read_workspaces(ObjectReader r) {
   return w;
 }
 
+HostConfig read_host(ObjectReader r) {
+  HostConfig h;
+  for (auto [key, field] : {std::pair<const char*, double*>{"launch_us", &h.launch_us}, {"op_us", &h.op_us}}) {
+    *field = r.number_or(key, *field, Sign::kNonNegative);
+    if (*field > HostConfig::kMaxUs) {
+      r.fail(key, fmt::format("expected microseconds in [0, {}] (host time of a launch or an op), got {}",
+                              HostConfig::kMaxUs, *field));
+    }
+  }
+  h.cpu_speed = r.number_or("cpu_speed", h.cpu_speed, Sign::kPositive);
+  if (h.cpu_speed < HostConfig::kMinCpuSpeed || h.cpu_speed > HostConfig::kMaxCpuSpeed) {
+    r.fail("cpu_speed", fmt::format("expected a factor in [{}, {}] (the host's speed against the measured x86 hosts), "
+                                    "got {}", HostConfig::kMinCpuSpeed, HostConfig::kMaxCpuSpeed, h.cpu_speed));
+  }
+  r.finish(UnknownKeys::kError);
+  return h;
+}
+
 }  // namespace
 
 SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
@@ -248,6 +266,13 @@ SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
     sys.calibration_source = "shipped: " + shipped->evidence;
   }
   if (auto w = r.optional_object("workspaces")) sys.workspaces = read_workspaces(std::move(*w));
+  // Without a "host" object the lane costs nothing yet (launch_us 0: the step as before the lane existed) until
+  // the shipped calibrations are refitted with it (docs/host.md); "host": {} takes the measured defaults.
+  if (auto h = r.optional_object("host")) {
+    sys.host = read_host(std::move(*h));
+  } else {
+    sys.host.launch_us = 0;
+  }
   r.finish(UnknownKeys::kWarn);
   return sys;
 }

@@ -75,6 +75,24 @@ struct Calibration {
   bool operator==(const Calibration&) const = default;
 };
 
+// Ours, beyond SimuMax's schema (system key "host", docs/host.md): the CPU thread that issues a rank's kernels,
+// a lane of the DAG beside its GPU streams (megatron fidelity only). A kernel starts only after its launch.
+struct HostConfig {
+  // Host time of one kernel launch: the cudaLaunchKernel call, median 4, 6, 7 and 8.9 us on the four PyTorch
+  // profiler traces of ../shared/traces/kineto (docs/host.md). TransformerEngine launches most of a module's
+  // kernels from C++, so the ATen operator around a lone launch (19 to 20.5 us there) is not charged per kernel.
+  double launch_us = kDefaultLaunchUs;
+  // Host time of one pass of an op of the op list beyond its launches: the Python of a TransformerEngine module
+  // and its autograd node. No Megatron trace measured it: 0 until `calibrate` fits it.
+  double op_us = 0;
+  // Host times are divided by it (a CPU faster than the traces' x86 hosts: > 1).
+  double cpu_speed = 1;
+  static constexpr double kDefaultLaunchUs = 6;
+  static constexpr double kMaxUs = 10000;  // 10 ms of host time per launch or op is no dispatch cost
+  static constexpr double kMinCpuSpeed = 0.01, kMaxCpuSpeed = 100;
+  bool operator==(const HostConfig&) const = default;
+};
+
 enum class AcceleratorMode { kRoofline, kOnlyCompute };
 
 // Ours, beyond SimuMax's schema (top-level key "measured_collectives", docs/measure.md; SimuMax ignores unknown
@@ -113,6 +131,7 @@ struct SystemConfig {
   Calibration calibration;
   MeasuredCollectives measured_collectives;
   std::optional<Workspaces> workspaces;  // "workspaces"; absent: no framework workspace is modelled
+  HostConfig host;                       // "host"; absent: the defaults
   // Where `calibration` came from: "system config" (its "calibration" key), "shipped: <evidence>" (ours for its
   // sys_name, shipped_calibration.hpp), or "none" (the defaults).
   std::string calibration_source = "none";

@@ -177,7 +177,9 @@ OptimizerCost megatron_optimizer_cost(const config::Scenario& s, const model::Ch
   const double buffers = moe > 0 ? 2 : 1;
   const double shard_tensors = sharded ? std::ceil(static_cast<double>(tensors) / static_cast<double>(st.dp_size())) + 1
                                        : static_cast<double>(tensors);
+  double all_launches = 0;
   auto k = [&](double bytes, double launches) {
+    all_launches += launches;
     return launches * extra_kernel_seconds(s.system, launches > 0 ? bytes / launches : 0);
   };
   const double mt = std::max(1.0, std::ceil(shard / (320.0 * 65536.0)));
@@ -199,6 +201,8 @@ OptimizerCost megatron_optimizer_cost(const config::Scenario& s, const model::Ch
   // distrib_optimizer.py _copy_main_params_to_model_params: one copy_ per parameter shard, fp32 -> bf16.
   o.parts.emplace_back("copy_to_bf16", k(6 * shard, shard_tensors));
   for (const auto& [name, t] : o.parts) o.seconds += t;
+  // Each of them launched by the host, one ATen call each (the multi-tensor launchers: one call per launch).
+  o.host_seconds = launch_seconds(s.system, all_launches);
   return o;
 }
 
@@ -237,11 +241,13 @@ StepCost cost_step(const config::Scenario& s, const model::StepModel& m, CostCac
           b.bwd_seconds += b.ops.back().bwd_total();
           b.wgrad_seconds += b.ops.back().wgrad_seconds();
         }
+        b.host = host_block(s, block.kind, *block.ops, b.ops);
         return b;
       });
       cc.fwd_seconds += bc->fwd_seconds * block.repeat;
       cc.bwd_seconds += bc->bwd_seconds * block.repeat;
       cc.wgrad_seconds += bc->wgrad_seconds * block.repeat;
+      cc.host.add(bc->host, block.repeat);
       cc.blocks.push_back(std::move(bc));
     }
     add_overlap(s, sc.nets, chunk, cc);

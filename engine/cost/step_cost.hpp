@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/cost/comm_cost.hpp"
+#include "engine/cost/host_cost.hpp"
 #include "engine/model/step_model.hpp"
 
 namespace simumax::cost {
@@ -29,6 +30,10 @@ struct OpCost {
   double recompute_seconds = 0;           // kernel time replayed in the backward
   bool recompute_comm = false;            // the replay repeats comm[forward]
   bool tp_overlap = false;                // TP collectives run alongside their pass's kernel (tp-comm-overlap)
+  // The host's time to issue each pass (the recompute replays the forward's), and whether the pass ends with
+  // the host waiting for the GPU (host_cost.hpp; zero at the simumax fidelity).
+  std::array<double, schedule::kNumOpPasses> host_seconds{};
+  std::array<bool, schedule::kNumOpPasses> host_sync{};
   // One pass: its kernel and collectives, serial, or with TP collectives hidden behind the kernel.
   double pass_total(int pass) const;
   double fwd_total() const;               // kernel + forward comm
@@ -43,6 +48,7 @@ struct BlockCost {
   double fwd_seconds = 0;  // one copy of the block
   double bwd_seconds = 0;
   double wgrad_seconds = 0;  // of bwd_seconds, the ops' weight-gradient kernels (W); the rest is B
+  HostTime host;             // the host's time to issue one copy
 };
 
 // Data-parallel communication of one parameter family (dense over dp*cp, experts over edp).
@@ -59,6 +65,7 @@ struct DpCost {
 
 struct OptimizerCost {
   double seconds = 0;
+  double host_seconds = 0;  // the host's time to launch its kernels (megatron fidelity)
   std::vector<std::pair<std::string, double>> parts;  // zero_grad, l2_norm, scale, ..., copy
 };
 
@@ -67,6 +74,7 @@ struct ChunkCost {
   double fwd_seconds = 0;   // one micro-batch, all blocks, comm included
   double bwd_seconds = 0;   // one micro-batch, comm and recompute included
   double wgrad_seconds = 0;  // of bwd_seconds, the weight-gradient kernels (W; overlap_seconds count in B)
+  HostTime host;             // the host's time to issue one micro-batch
   // [block]: what Megatron's overlap options add to one copy's forward / backward (negative: hide), already in
   // fwd_seconds / bwd_seconds; empty when they change nothing (overlap_cost.hpp).
   std::vector<std::pair<double, double>> overlap_seconds;

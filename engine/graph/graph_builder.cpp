@@ -78,10 +78,34 @@ void GraphBuilder::set_seconds(uint32_t id, double seconds) {
   g_.tasks.set(id, t);
 }
 
-uint32_t GraphBuilder::append(Task t) {
+uint32_t GraphBuilder::append(Task t, bool launched_here) {
   const uint32_t id = g_.tasks.push_back(t);
-  g_.for_each_rank(t, [&](uint32_t r) { follow(r, id, t.stream); });
+  g_.for_each_rank(t, [&](uint32_t r) {
+    if (host_lane_ && launched_here) {
+      for (uint32_t launch : frontier(r, kHostStream)) edges_.emplace_back(launch, id);
+    }
+    follow(r, id, t.stream);
+  });
   return id;
+}
+
+uint32_t GraphBuilder::issue(uint32_t rank, Task t) {
+  t.kind = TaskKind::kHost;
+  t.stream = kHostStream;
+  t.rank = rank;
+  t.group = kNoGroup;
+  t.network = false;
+  t.mem_peak_bytes = t.mem_delta_bytes = 0;
+  const uint32_t id = g_.tasks.push_back(t);
+  follow(rank, id, kHostStream);
+  return id;
+}
+
+void GraphBuilder::host_waits(uint32_t rank) {
+  if (!host_lane_) return;
+  auto& c = frontier(rank, kComputeStream);
+  auto& h = frontier(rank, kHostStream);
+  h.insert(h.end(), c.begin(), c.end());
 }
 
 uint32_t GraphBuilder::add_detached(Task t) { return g_.tasks.push_back(t); }

@@ -27,8 +27,18 @@ class GraphBuilder {
   uint32_t group(const std::vector<uint32_t>& members);  // interned; one member -> kNoGroup
   uint32_t pair_group(uint32_t a, uint32_t b);            // group(a, b), without building a vector
   uint32_t op_ref(const OpRef& r);                       // interned into TaskGraph::op_refs
-  // Appends `t` after the last task of `t.rank` (or of every member of `t.group`) on stream `t.stream`.
-  uint32_t append(Task t);
+  // Appends `t` after the last task of `t.rank` (or of every member of `t.group`) on stream `t.stream`; with
+  // the host lane on, a GPU task also waits for the last host task of each of its ranks (its launch), unless
+  // `launched_here` is false: work whose launch is not at this point of the host's program (the overlapped DP
+  // buckets, launched by backward hooks or prefetched when the step starts, are appended after the pipeline).
+  uint32_t append(Task t, bool launched_here = true);
+  // Turns the host lane on: append() then orders GPU tasks after their rank's host tasks.
+  void enable_host_lane() { host_lane_ = true; }
+  bool host_lane() const { return host_lane_; }
+  // Appends host task `t` (kind kHost) on `rank`'s host lane, after the rank's previous host task.
+  uint32_t issue(uint32_t rank, Task t);
+  // A host synchronisation: the rank's next host task also waits for what its compute stream has so far.
+  void host_waits(uint32_t rank);
   // An extra dependency between two tasks already added.
   void depend(uint32_t from, uint32_t to);
   // The next task on `rank`'s compute stream also waits for `task` (an asynchronous receive, a collective
@@ -51,6 +61,7 @@ class GraphBuilder {
   std::vector<uint32_t>& frontier(uint32_t rank, uint8_t stream) { return last_[rank * kNumStreams + stream]; }
 
   TaskGraph& g_;
+  bool host_lane_ = false;
   std::vector<std::vector<uint32_t>> last_;   // [rank][stream] frontier (one task, or a finished batch)
   std::vector<std::vector<uint32_t>> batch_;  // tasks of each rank's open batch
   std::vector<std::pair<uint32_t, uint32_t>> edges_;

@@ -24,6 +24,7 @@ const char* to_string(TaskKind kind) {
     case TaskKind::kDpComm: return "dp_comm";
     case TaskKind::kOptimizer: return "optimizer";
     case TaskKind::kBarrier: return "barrier";
+    case TaskKind::kHost: return "host";
   }
   return "?";
 }

@@ -64,6 +64,47 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
   intern_names(schedule::Pass::kForward);
   intern_names(schedule::Pass::kBackward);
   plan_overlap();
+  if (cost::host_lane(s.strategy)) {
+    b.enable_host_lane();
+    const char* const what[5] = {"host.fwd", "host.bwd_input", "host.bwd_weight", "host.bwd", "host.recompute"};
+    for (int p = 0; p < 5; ++p) host_names_[p] = b.name(what[p]);
+  }
+}
+
+void StageEmitter::issue(const std::vector<uint32_t>& lanes, double seconds, const Task& base) {
+  if (!b_.host_lane() || !(seconds > 0)) return;
+  Task h = base;
+  h.seconds = seconds;
+  h.latency_seconds = 0;
+  h.name = host_names_[static_cast<int>(base.pass.value_or(schedule::Pass::kForward))];
+  for (uint32_t r : lanes) b_.issue(r, h);
+}
+
+void StageEmitter::host_sync(const std::vector<uint32_t>& lanes, bool sync) {
+  if (!sync) return;
+  for (uint32_t r : lanes) b_.host_waits(r);
+}
+
+std::pair<double, bool> StageEmitter::step_host(const cost::OpCost& oc, const model::MemStep& st) {
+  switch (st.kind) {
+    case schedule::Pass::kForward: return {oc.host_seconds[0], oc.host_sync[0]};
+    case schedule::Pass::kRecompute:
+      return oc.recompute_seconds > 0 ? std::pair{oc.host_seconds[0], oc.host_sync[0]} : std::pair{0.0, false};
+    case schedule::Pass::kBackward:
+      return {oc.host_seconds[1] + oc.host_seconds[2], oc.host_sync[1] || oc.host_sync[2]};
+    case schedule::Pass::kInputGrad: return {oc.host_seconds[1], oc.host_sync[1]};
+    case schedule::Pass::kWeightGrad: return {oc.host_seconds[2], oc.host_sync[2]};
+  }
+  return {0.0, false};
+}
+
+std::pair<double, bool> StageEmitter::pass_host(const cost::HostTime& h, schedule::Pass kind) {
+  switch (kind) {
+    case schedule::Pass::kForward: return {h.fwd, h.sync_fwd};
+    case schedule::Pass::kInputGrad: return {h.bwd - h.wgrad, h.sync_bwd};
+    case schedule::Pass::kWeightGrad: return {h.wgrad, false};
+    default: return {h.bwd, h.sync_bwd};
+  }
 }
 
 void StageEmitter::intern_names(schedule::Pass pass) {
@@ -195,6 +236,7 @@ void StageEmitter::compute(const std::vector<uint32_t>& lanes, Task t) {
 
 void StageEmitter::op_forward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                               const model::MemStep& mem, Task base) {
+  issue(lanes, oc.host_seconds[0], base);
   comms_before(lanes, oc.comm[0], base);
   Task t = base;
   t.seconds = oc.seconds[0] * ratio_;
@@ -205,12 +247,15 @@ void StageEmitter::op_forward(const std::vector<uint32_t>& lanes, const model::O
   compute(lanes, t);
   note_params(lanes, true, base.microbatch, op.dense_numel, op.moe_numel);
   comms_after(lanes, oc.comm[0], base, mem);
+  host_sync(lanes, oc.host_sync[0]);
 }
 
 void StageEmitter::op_recompute(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
                                 const model::MemStep& mem, Task base) {
   base.kind = TaskKind::kRecompute;
   base.pass = schedule::Pass::kRecompute;
+  const auto [host, sync] = step_host(oc, mem);
+  issue(lanes, host, base);
   if (oc.recompute_comm) comms_before(lanes, oc.comm[0], base);
   Task t = base;
   t.seconds = oc.recompute_seconds * ratio_;  // zero for a variance tail: its replay is free
@@ -220,6 +265,7 @@ void StageEmitter::op_recompute(const std::vector<uint32_t>& lanes, const model:
   t.mem_delta_bytes = mem.delta;
   compute(lanes, t);
   if (oc.recompute_comm) comms_after(lanes, oc.comm[0], base, mem);
+  host_sync(lanes, sync);
 }
 
 void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::Op& op, const cost::OpCost& oc,
@@ -230,6 +276,7 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
   const bool whole = mem.kind == schedule::Pass::kBackward;
   for (int p = 1; p <= 2; ++p) {
     if (p == 2 && !has_wgrad) break;
+    if (p == 1 || whole) issue(lanes, oc.host_seconds[p], base);
     comms_before(lanes, oc.comm[p], base);
     if (p == 1 || whole) {
       Task t = base;
@@ -242,6 +289,7 @@ void StageEmitter::op_backward(const std::vector<uint32_t>& lanes, const model::
       if (p == 2 || !has_wgrad) note_params(lanes, false, base.microbatch, op.dense_numel, op.moe_numel);
     }
     comms_after(lanes, oc.comm[p], base, mem, p == 1);
+    host_sync(lanes, (p == 1 || whole) && oc.host_sync[p]);
   }
 }
 
@@ -249,6 +297,7 @@ void StageEmitter::op_weight_grad(const std::vector<uint32_t>& lanes, const mode
                                   const model::MemStep& mem, Task base) {
   const bool has_wgrad = oc.seconds[2] > 0 || !oc.comm[2].empty();
   if (!has_wgrad && mem.delta == 0) return;  // its B noted its parameters and freed all it held
+  issue(lanes, oc.host_seconds[2], base);
   Task t = base;
   t.seconds = oc.seconds[2] * ratio_;
   t.name = b_.name(op.name + ".wgrad");
@@ -260,7 +309,9 @@ void StageEmitter::op_weight_grad(const std::vector<uint32_t>& lanes, const mode
 }
 
 void StageEmitter::coarse(const std::vector<uint32_t>& lanes, Task t, double seconds, uint32_t name, OpRef ref,
-                          const model::MemSpan& mem, std::pair<int64_t, int64_t> params) {
+                          const model::MemSpan& mem, std::pair<int64_t, int64_t> params,
+                          std::pair<double, bool> host) {
+  issue(lanes, host.first, t);
   t.seconds = seconds * ratio_;
   t.name = name;
   t.op_ref = b_.op_ref(ref);
@@ -268,6 +319,7 @@ void StageEmitter::coarse(const std::vector<uint32_t>& lanes, Task t, double sec
   t.mem_delta_bytes = mem.delta;
   compute(lanes, t);
   note_params(lanes, t.pass == schedule::Pass::kForward, t.microbatch, params.first, params.second);
+  host_sync(lanes, host.second);
 }
 
 const model::MemSpan& StageEmitter::BlockMem::of(schedule::Pass kind) const {
@@ -308,7 +360,7 @@ void StageEmitter::pass(schedule::Pass kind, int stage, const std::vector<uint32
                            : kind == schedule::Pass::kInputGrad  ? cc.bwd_seconds - cc.wgrad_seconds
                                                            : cc.wgrad_seconds;
     coarse(lanes, base, seconds, names[0], OpRef{ci}, chunk_mem_[ci].of(kind),
-           params({chunk.params.dense_numel, chunk.params.moe_numel}));
+           params({chunk.params.dense_numel, chunk.params.moe_numel}), pass_host(cc.host, kind));
     return;
   }
   // The forward runs the blocks and their layers in order, the backward (B, W) in reverse.
@@ -321,7 +373,8 @@ void StageEmitter::pass(schedule::Pass kind, int stage, const std::vector<uint32
       t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + (fwd ? r : blk.repeat - 1 - r);
       if (options_.granularity == Granularity::kLayer) {
         coarse(lanes, t, block_seconds(ci, k, kind), names[1 + block_index(blk.kind)],
-               OpRef{ci, static_cast<int32_t>(k)}, block_mem_[ci][k].of(kind), params(block_params_[ci][k]));
+               OpRef{ci, static_cast<int32_t>(k)}, block_mem_[ci][k].of(kind), params(block_params_[ci][k]),
+               pass_host(c_.chunks[ci].blocks[k]->host, kind));
         continue;
       }
       emit_block(lanes, ci, k, kind, t);

@@ -54,9 +54,18 @@ class StageEmitter {
   };
   static Task compute_task(schedule::Pass pass, int mb, int vchunk);
   void compute(const std::vector<uint32_t>& lanes, Task t);
-  // A chunk- or layer-sized task on each lane, with its memory span and the parameters it touches.
+  // A chunk- or layer-sized task on each lane, with its memory span, the parameters it touches and its host
+  // time and synchronisation (issued before it; the host waits for it).
   void coarse(const std::vector<uint32_t>& lanes, Task t, double seconds, uint32_t name, OpRef ref,
-              const model::MemSpan& mem, std::pair<int64_t, int64_t> params);
+              const model::MemSpan& mem, std::pair<int64_t, int64_t> params, std::pair<double, bool> host);
+  // The host lane (docs/host.md): `seconds` of host time issuing what follows on each lane (nothing when the
+  // lane is off or the time is zero), named after `base`'s pass; a synchronisation when `sync`.
+  void issue(const std::vector<uint32_t>& lanes, double seconds, const Task& base);
+  void host_sync(const std::vector<uint32_t>& lanes, bool sync);
+  // The host time and synchronisation of one op-sized step, and of one copy of a block or a chunk's micro-batch
+  // in pass `kind`.
+  static std::pair<double, bool> step_host(const cost::OpCost& oc, const model::MemStep& st);
+  static std::pair<double, bool> pass_host(const cost::HostTime& h, schedule::Pass kind);
   void append_compute(const std::vector<uint32_t>& lanes, Task t);
   bool overlapped_tp(const cost::CommCost& cc) const;
   // Appends a collective of the lanes; off the compute stream (TP overlap, or `stream`) it starts after what
@@ -107,6 +116,8 @@ class StageEmitter {
     int block[2] = {-1, -1}, copy[2] = {0, 0};
     std::pair<int64_t, int64_t> params[2] = {};
     std::vector<std::pair<int, int>> seen[2];  // (block, copy) already counted
+    double host = 0;    // the host time of its steps, both sides
+    bool sync = false;  // one of them holds a host synchronisation
     void add(int side, int block_index, int copy_index, std::pair<int64_t, int64_t> p);
   };
   void pair_unit_task(const std::vector<uint32_t>& lanes, const PairSide (&side)[2], const PairUnit& unit,
@@ -126,6 +137,7 @@ class StageEmitter {
   const cost::StepCost& c_;
   LoweringOptions options_;
   double ratio_;
+  uint32_t host_names_[5] = {};  // host task names per schedule::Pass
   std::vector<std::vector<BlockMem>> block_mem_;  // [chunk][block], one copy of the block
   std::vector<BlockMem> chunk_mem_;               // [chunk], the whole chunk
   uint32_t names_[4][4] = {};  // [names_row(pass)][chunk, embedding, layer, head]

@@ -148,6 +148,9 @@ void StageEmitter::pair_coarse(const std::vector<uint32_t>& lanes, const PairSid
       for (int k = it.begin; k < it.end; ++k) {
         const model::MemStep& st = (*it.steps)[static_cast<size_t>(k)];
         seconds += step_seconds(bc.ops[static_cast<size_t>(st.op)], st, it.defer_last && k == it.end - 1);
+        const auto [host, sync] = step_host(bc.ops[static_cast<size_t>(st.op)], st);
+        unit.host += host;
+        unit.sync = unit.sync || sync;
       }
       clock.compute(seconds * ratio_);
       const std::vector<model::MemStep> range(it.steps->begin() + it.begin, it.steps->begin() + it.end);
@@ -189,12 +192,14 @@ void StageEmitter::pair_unit_task(const std::vector<uint32_t>& lanes, const Pair
   t.seconds = seconds;
   t.mem_peak_bytes = unit.mem.peak;
   t.mem_delta_bytes = unit.mem.delta;
+  issue(lanes, unit.host, t);
   compute(lanes, t);
   for (int k = 0; k < 2; ++k) {
     if (unit.block[k] >= 0) {
       note_params(lanes, k == 0, side[k].base.microbatch, unit.params[k].first, unit.params[k].second);
     }
   }
+  host_sync(lanes, unit.sync);
 }
 
 }  // namespace simumax::graph

@@ -120,8 +120,17 @@ void StageEmitter::step_end(int64_t tp, const std::vector<std::vector<std::vecto
     opt.pass = std::nullopt;
     opt.seconds = cc.optimizer.seconds;
     opt.name = b_.name("optimizer.step");
+    // optimizer.py: the gradient norm (get_grad_norm_fp32's .item()) and check_for_nan_in_grad read GPU values
+    // on the host: it waits for the GPU, then launches the optimizer's kernels.
+    Task host = opt;
+    host.seconds = cc.optimizer.host_seconds;
+    host.name = b_.name("host.optimizer");
     for (const auto& g : groups[stage].dense) {
       for (uint32_t r : g) {
+        if (b_.host_lane()) {
+          b_.host_waits(r);
+          if (host.seconds > 0) b_.issue(r, host);
+        }
         opt.rank = r;
         b_.append(opt);
       }
@@ -203,7 +212,7 @@ void StageEmitter::overlapped_buckets(const std::vector<uint32_t>& group, bool e
       const auto t = cost::comm_time(s_.system, st, coll, acc, n, net, stage);
       task.seconds = t.seconds;
       task.latency_seconds = t.latency_seconds;
-      const uint32_t id = b_.append(task);
+      const uint32_t id = b_.append(task, false);
       for (uint32_t r : group) {
         if (gather) {
           b_.depend(id, uses[r][start].task);

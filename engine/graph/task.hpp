@@ -24,7 +24,9 @@ enum class TaskKind : uint8_t {
   kDpComm,       // data-parallel gradient reduce / parameter gather
   kOptimizer,
   kBarrier,      // zero-time synchronisation
+  kHost,         // the host thread issuing the rank's kernels (megatron fidelity, docs/host.md)
 };
+inline constexpr int kNumTaskKinds = static_cast<int>(TaskKind::kHost) + 1;
 const char* to_string(TaskKind kind);
 
 // How a communication task moves its bytes between the members of its group (for the sim executor).
@@ -43,7 +45,8 @@ enum Stream : uint8_t {
   kPpStream = 2,
   kTpStream = 3,
   kEpStream = 4,  // expert-parallel all-to-alls beside the shared experts (moe-shared-expert-overlap)
-  kNumStreams = 5
+  kHostStream = 5,  // the host lane: the CPU time that issues the GPU streams' work, in program order
+  kNumStreams = 6
 };
 
 // What a task computes in model terms, as indices into model::StepModel (for traces: FLOPs, bytes, shape key).

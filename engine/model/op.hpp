@@ -54,6 +54,9 @@ struct Op {
   // Megatron fidelity: kernels Megatron-LM + TE launch beside this op that SimuMax's op list leaves out, one
   // entry per launch (the bytes it moves), per pass; timed as memory-bound kernels with a per-kernel floor.
   std::array<std::vector<double>, kNumOpPasses> extra_kernel_bytes;
+  // Megatron fidelity: the pass ends with the host waiting for the GPU (a device-to-host copy it reads: token
+  // counts, `nonzero`, a NaN check): the host issues nothing more until the GPU has run the pass.
+  std::array<bool, kNumOpPasses> host_sync{};
   bool recompute = false;       // the forward is replayed in the backward
   bool variance = false;        // a recompute "tail": replay costs nothing (SimuMax's variance node)
   bool recompute_comm = false;  // the replay repeats the forward communication (TP/EP, never CP)

@@ -25,6 +25,11 @@ void add(Op* op, Pass pass, const std::vector<double>& kernels) {
   v.insert(v.end(), kernels.begin(), kernels.end());
 }
 
+// The pass ends with a host synchronisation (Op::host_sync).
+void host_waits(Op* op, Pass pass) {
+  if (op != nullptr) op->host_sync[op_pass_index(pass)] = true;
+}
+
 // A kernel on a handful of scalars (loss reductions, counters): it moves almost nothing, costs its floor.
 constexpr double kTiny = 64;
 
@@ -152,6 +157,7 @@ void OpBuilder::megatron_moe_kernels(std::vector<Op>& out, size_t first, int64_t
     // copies of the splits and one host synchronisation before the EP all-to-all (_maybe_dtoh_and_synchronize):
     // the stream drains, and the next kernel waits for its launch: one more floor.
     add(perm, Pass::kForward, repeat(kTiny, 6 + 1 + 1 + 1));
+    host_waits(perm, Pass::kForward);
     if (fused_permutation()) {
       // TE's fused permute: its row-id map (~3 small kernels); the permute itself is the op's own pass.
       // fused_sort_chunks_by_index: one kernel over every routed token, each way.
@@ -197,6 +203,7 @@ void OpBuilder::megatron_loss_kernels(std::vector<Op>& out, size_t first) const 
   Op* ce = find_op(out, first, "cross_entropy");
   add(ce, Pass::kForward, {kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny, kTiny,
                              kTiny, kTiny, kTiny, kTiny});
+  host_waits(ce, Pass::kForward);
   add(ce, Pass::kInputGrad, {kTiny, kTiny, kTiny, kTiny, kTiny});
 }
 

@@ -27,15 +27,15 @@ Json compact(double v) {
 
 // The page colours slices by these kinds (web/report.js keeps the same order).
 const char* const kKinds[] = {"forward", "backward",    "recompute", "tp comm",   "cp comm", "ep comm",
-                              "pp send/recv", "dp comm", "optimizer", "sync", "other"};
-constexpr uint8_t kOther = 10;
+                              "pp send/recv", "dp comm", "optimizer", "sync", "host", "other"};
+constexpr uint8_t kOther = 11;
 constexpr uint8_t kFirstComm = 3, kLastComm = 7;  // tp comm .. dp comm
 constexpr uint8_t kOptimizer = 8;
 
 uint8_t kind_of(const ChromeEvent& e) {
   static const std::pair<const char*, uint8_t> by_cat[] = {{"tp_comm", 3},   {"cp_comm", 4},   {"ep_comm", 5},
                                                            {"pp_comm", 6},   {"dp_comm", 7},   {"optimizer", 8},
-                                                           {"barrier", 9},   {"recompute", 2}};
+                                                           {"barrier", 9},   {"host", 10},     {"recompute", 2}};
   for (const auto& [cat, kind] : by_cat) {
     if (e.cat == cat) return kind;
   }

@@ -13,9 +13,9 @@ namespace simumax::report::trace {
 
 namespace {
 
-constexpr uint16_t kLanes = 9;  // one per graph::TaskKind
+constexpr uint16_t kLanes = graph::kNumTaskKinds;  // one per graph::TaskKind
 constexpr std::array<const char*, kLanes> kLaneNames = {
-    "compute", "recompute", "tp comm", "cp comm", "ep comm", "pp send/recv", "dp comm", "optimizer", "sync"};
+    "compute", "recompute", "tp comm", "cp comm", "ep comm", "pp send/recv", "dp comm", "optimizer", "sync", "host"};
 constexpr size_t kMaxFixedBytes = 320;  // an event's text besides its name and op args
 
 uint16_t chrome_lane(const graph::Task& t) { return static_cast<uint16_t>(t.kind); }
@@ -41,7 +41,7 @@ struct Fixed {
   std::vector<std::string> names;    // per name index: ,"name":"..."
   ArgsTable args;                    // per op_ref and pass
   std::string pp_args;               // pipeline transfers: the message size
-  std::array<std::string, 9 * kPassSlots> cat_pass;  // [kind * kPassSlots + slot]: ,"cat":"..","args":{"pass":".."
+  std::array<std::string, kLanes * kPassSlots> cat_pass;  // [kind * kPassSlots + slot]: ,"cat":"..","args":{"pass":".."
 };
 
 Fixed make_fixed(const RunView& v) {
@@ -50,7 +50,7 @@ Fixed make_fixed(const RunView& v) {
   f.args = make_args_table(v);
   f.pp_args = ",\"bytes\":";
   append_double(f.pp_args, v.model.p2p_bytes);
-  for (int k = 0; k < 9; ++k) {
+  for (int k = 0; k < kLanes; ++k) {
     for (int p = 0; p < kPassSlots; ++p) {
       f.cat_pass[k * kPassSlots + p] = std::string(",\"cat\":\"") +
                                        graph::to_string(static_cast<graph::TaskKind>(k)) +

@@ -18,9 +18,9 @@ constexpr uint16_t kLanes = 4;
 constexpr std::array<const char*, kLanes> kLaneNames = {"02_fwd_compute", "03_bwd_compute", "07_pp_detail",
                                                         "08_comm"};
 
-// SimuMax logs no zero-length spans and has no barrier; our optimizer runs on its compute lane.
+// SimuMax logs no zero-length spans and has no barrier or host lane; our optimizer runs on its compute lane.
 uint16_t simumax_lane(const graph::Task& t) {
-  if (t.seconds == 0 || t.kind == graph::TaskKind::kBarrier) return kSkip;
+  if (t.seconds == 0 || t.kind == graph::TaskKind::kBarrier || t.kind == graph::TaskKind::kHost) return kSkip;
   switch (t.kind) {
     case graph::TaskKind::kCompute: return t.pass == schedule::Pass::kBackward ? 1 : 0;
     case graph::TaskKind::kRecompute: return 1;

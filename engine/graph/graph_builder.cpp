@@ -105,6 +105,10 @@ void GraphBuilder::host_waits(uint32_t rank) {
   if (!host_lane_) return;
   auto& c = frontier(rank, kComputeStream);
   auto& h = frontier(rank, kHostStream);
+  // GPU tasks an earlier synchronisation left here precede the compute stream's frontier now: drop them, or a
+  // lane without host tasks (launch_us 0) would gather every synchronisation's and each GPU task would take an
+  // edge from all of them.
+  std::erase_if(h, [&](uint32_t id) { return g_.tasks[id].kind != TaskKind::kHost; });
   h.insert(h.end(), c.begin(), c.end());
 }
 

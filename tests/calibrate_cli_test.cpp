@@ -342,6 +342,50 @@ TEST(Calibrate, TraceWithNothingToLearnOrNoSystemIsRefused) {
   EXPECT_NE(r.err.find("--trace needs --system BASE.json"), std::string::npos) << r.err;
 }
 
+// The host's launch time from a trace (tests/data/compare/make_calibrate_traces.py: 120 launch calls of 7, 8
+// and 9 us), then its per-op time fitted on host-bound step times (data/megatron, DGX H100) on top: one config.
+TEST(Calibrate, LearnsTheHostFromATraceAndFitsItsOpTimeOnStepTimes) {
+  const fs::path dir = scratch("host");
+  const std::string learnt = (dir / "h100_launch.json").string();
+  auto r = run_cli({"calibrate", "--trace", "tests/data/compare/calibrate_host_launches.json", "--system",
+                    "platforms/dgx_h100.json", "-o", learnt});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("host.launch_us: 8.00 us (the median launch call of 120 kernels in 1 trace)"),
+            std::string::npos) << r.out;
+  auto sys = nlohmann::json::parse(read_file(learnt));
+  EXPECT_EQ(sys["host"], nlohmann::json::parse(R"({"launch_us": 8.0, "op_us": 0.0, "cpu_speed": 1.0})"));
+  EXPECT_FALSE(sys.contains("calibration"));
+  // Too few launches to learn from: the one-kernel trace teaches nothing, and says why.
+  r = run_cli({"calibrate", "--trace", "tests/data/compare/calibrate_no_evidence.json", "--system",
+               "platforms/dgx_h100.json", "-o", (dir / "x.json").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("host: nothing learnt: 1 kernel launch call in the profiled steps (at least 100 needed)"),
+            std::string::npos) << r.out;
+  // Step times of host-bound runs: op_us fitted with the launch time the trace measured kept; "host" written.
+  const std::string cases = "data/megatron/cases/dgx_h100/";
+  const std::string out = (dir / "h100_host.json").string();
+  r = run_cli({"calibrate", cases + "gpt3_mcore_te_tp1_pp4_vp1_dev_dgx_h100.json",
+               cases + "gpt3_mcore_te_tp2_pp2_cp2_dev_dgx_h100.json",
+               cases + "gpt3_mcore_te_tp1_pp1_resume_torch_dist_dist_optimizer_dev_dgx_h100.json", "--trace",
+               "tests/data/compare/calibrate_host_launches.json", "--system", "platforms/dgx_h100.json", "--shared",
+               ".", "--params", "op_us", "--no-leave-out", "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  sys = nlohmann::json::parse(read_file(out));
+  EXPECT_EQ(sys["host"]["launch_us"], 8.0);
+  EXPECT_GT(sys["host"]["op_us"].get<double>(), 50);  // these runs are host-bound: 8 us per launch is not enough
+  EXPECT_NE(r.out.find("op_us"), std::string::npos) << r.out;
+  const auto s = summary_of({"run", "--model", "models/llama3-8b.json", "--strategy",
+                             SIMUMAX_SHARED_DIR "/simumax-configs/strategy/tp1_pp2_dp4_mbs1.json", "--system", out},
+                            dir / "run");
+  EXPECT_GT(s["step_time_ms"].get<double>(), 0);
+  // Three host parameters that step times cannot tell apart: refused before any run.
+  r = run_cli({"calibrate", cases, "--shared", ".", "--params", "launch_us,op_us,cpu_speed", "-o",
+               (dir / "y.json").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("fit at most two of them"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "y.json"));
+}
+
 TEST(Calibration, DerateOutsideItsPhysicalRangeIsAConfigError) {
   const fs::path dir = scratch("range");
   const std::string sys = b200_with_calibration(dir, {{"compute_derate", 0.9}});

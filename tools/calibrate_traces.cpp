@@ -4,9 +4,11 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "engine/calibrate/trace_evidence.hpp"
 #include "engine/common/error.hpp"
+#include "engine/common/median.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/report/calibrated_system.hpp"
 #include "engine/compare/kineto_trace.hpp"
@@ -143,6 +145,8 @@ LearntSystem learn_from_traces(const std::vector<std::string>& traces, const std
   std::map<calibrate::CollectiveKey, bool> group_is_world;
   calibrate::TraceEvidence evidence;
   calibrate::CollectiveEvidence collectives;
+  std::vector<double> launch_us;  // each trace's median launch call
+  int64_t launches = 0;
   for (const auto& t : traces) {
     const compare::KinetoProfile p = compare::load_kineto_trace(t, table);
     if (!p.insight.shapes_recorded) {
@@ -152,6 +156,10 @@ LearntSystem learn_from_traces(const std::vector<std::string>& traces, const std
     calibrate::add_trace(t, p.insight, entries, calls, evidence);
     calibrate::add_attention(t, p.insight, qkv_contiguous, attention, attention_calls, evidence);
     calibrate::add_collectives(p, collective_calls, group_is_world, collectives);
+    if (p.insight.launch.kernels > 0) {
+      launch_us.push_back(p.insight.launch.median_launch_us);
+      launches += p.insight.launch.kernels;
+    }
   }
   evidence = calibrate::finish(std::move(entries), calls, std::move(evidence), matmul->second.tflops);
   const double fwd_peak = peak_of(sys, "sdp_fwd"), bwd_peak = peak_of(sys, "sdp_bwd");
@@ -160,10 +168,24 @@ LearntSystem learn_from_traces(const std::vector<std::string>& traces, const std
   print_trace_evidence(evidence, matmul->second.tflops);
   print_attention_evidence(evidence, fwd_peak, bwd_peak);
   print_collective_evidence(collectives);
-  if (evidence.gemm.empty() && evidence.attention.empty() && collectives.fits.empty()) {
+  // The host's launch time: the median launch call (the middle of the traces' medians: one per host measured), from
+  // a step's worth of launches at least.
+  constexpr int64_t kMinLaunches = 100;
+  std::optional<config::HostConfig> host;
+  if (launches < kMinLaunches) {
+    std::printf("host: nothing learnt: %lld kernel launch call%s in the profiled steps (at least %lld needed)\n",
+                static_cast<long long>(launches), launches == 1 ? "" : "s", static_cast<long long>(kMinLaunches));
+  } else {
+    host = report::system_file_has_host(system) ? sys.host : config::HostConfig{};
+    host->launch_us = common::median_of(launch_us);
+    std::printf("host.launch_us: %.2f us (the median launch call of %lld kernels in %zu trace%s)\n", host->launch_us,
+                static_cast<long long>(launches), launch_us.size(), launch_us.size() == 1 ? "" : "s");
+  }
+  if (evidence.gemm.empty() && evidence.attention.empty() && collectives.fits.empty() && !host) {
     throw common::ConfigError(traces.front(), "", "nothing to learn: no GEMM or attention call with a shape and an "
                                                     "input type (profile with torch.profiler.profile("
-                                                    "record_shapes=True)) and no collective with a message size");
+                                                    "record_shapes=True)), no collective with a message size and "
+                                                    "too few kernel launches for the host's launch time");
   }
   std::map<std::string, std::map<std::string, double>> tables;
   auto warn_above_peak = [&](const std::string& key, double eff, const std::string& op, double peak) {
@@ -194,11 +216,14 @@ LearntSystem learn_from_traces(const std::vector<std::string>& traces, const std
                            "trace's machine?\n", f.net.c_str(), f.op.c_str(), f.efficient_factor, system.c_str());
     }
   }
-  char what[160];
+  char what[200];
   std::snprintf(what, sizeof what,
-                "%zu matmul and %zu sdp entries, %zu network ops and %zu measured_collectives points",
-                evidence.gemm.size(), evidence.attention.size(), nets.size(), measured_points);
-  return {report::learnt_system_json(system, tables, nets, curves), what};
+                "%zu matmul and %zu sdp entries, %zu network ops and %zu measured_collectives points%s",
+                evidence.gemm.size(), evidence.attention.size(), nets.size(), measured_points,
+                host ? " and host.launch_us" : "");
+  std::string json = report::learnt_system_json(system, tables, nets, curves);
+  if (host) json = report::system_with_host_json(json, system, *host);
+  return {std::move(json), what};
 }
 
 }  // namespace simumax::tools

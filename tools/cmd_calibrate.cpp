@@ -151,12 +151,33 @@ LearntSystem learn_for_cases(const CalibrateArgs& a, std::vector<calibrate::Case
   return learnt;
 }
 
+// Where the fit starts: the calibration's defaults, not the system's current one (which may have seen these very
+// runs); the fitted host parameters from their defaults, the others as the system's "host" has them (a launch time
+// --trace measured, say), or at their defaults when it has none and a host parameter is fitted (else the lane
+// stays free, as the runs were simulated before).
+calibrate::Machine start_machine(const config::Scenario& s, const std::vector<calibrate::Param>& params,
+                                 const std::string* learnt_json) {
+  calibrate::Machine m;
+  const bool fits_host = std::any_of(params.begin(), params.end(), calibrate::is_host);
+  const bool has_host = learnt_json ? report::system_text_has_host(*learnt_json, s.system_path)
+                                    : report::system_file_has_host(s.system_path);
+  m.host = has_host || !fits_host ? s.system.host : config::HostConfig{};
+  const config::HostConfig defaults;
+  for (calibrate::Param p : params) {
+    if (p == calibrate::Param::kLaunchUs) m.host.launch_us = defaults.launch_us;
+    if (p == calibrate::Param::kOpUs) m.host.op_us = defaults.op_us;
+    if (p == calibrate::Param::kCpuSpeed) m.host.cpu_speed = defaults.cpu_speed;
+  }
+  return m;
+}
+
 int do_calibrate(const CalibrateArgs& a) {
   if (!a.out.empty()) check_output_file(a.out);
   std::vector<calibrate::Param> params;
   for (const auto& p : a.params) params.push_back(calibrate::parse_param(p));
   std::sort(params.begin(), params.end());
   params.erase(std::unique(params.begin(), params.end()), params.end());
+  calibrate::check_identifiable(params);
   std::vector<calibrate::Case> cases = load_cases(a);
   if (cases.size() <= params.size()) {
     throw common::UsageError(std::to_string(cases.size()) + " case(s) for " + std::to_string(params.size()) +
@@ -166,8 +187,7 @@ int do_calibrate(const CalibrateArgs& a) {
   check_one_machine(cases);
   std::optional<LearntSystem> learnt;
   if (!a.traces.empty()) learnt = learn_for_cases(a, cases);
-  // From the defaults, not from the system's current calibration (which may have seen these very runs).
-  const config::Calibration start;
+  const calibrate::Machine start = start_machine(cases.front().scenario, params, learnt ? &learnt->json : nullptr);
   std::fprintf(stderr, "calibrating %zu parameter(s) on %zu case(s) of %s...\n", params.size(), cases.size(),
                cases.front().scenario.system_path.c_str());
   const auto before = calibrate::relative_errors(cases, start);
@@ -183,7 +203,7 @@ int do_calibrate(const CalibrateArgs& a) {
   std::printf("\n");
   std::string refused;
   for (auto p : params) {
-    const double v = calibrate::value_of(fitted.calibration, p, 0);
+    const double v = calibrate::value_of(fitted.machine, p, 0);
     const calibrate::Range r = calibrate::physical_range(p);
     std::printf("%-16s %.6g   (physical range [%g, %g])\n", calibrate::to_string(p), v, r.lo, r.hi);
     if (v < r.lo || v > r.hi) refused += std::string(refused.empty() ? "" : ", ") + calibrate::to_string(p);
@@ -194,17 +214,22 @@ int do_calibrate(const CalibrateArgs& a) {
                              "the model by more than a machine parameter explains (check the cases' system config "
                              "and measurements, or calibrate fewer --params)");
   }
+  const bool host = std::any_of(params.begin(), params.end(), calibrate::is_host);
+  const std::optional<config::HostConfig> fitted_host =
+      host ? std::optional<config::HostConfig>(fitted.machine.host) : std::nullopt;
   char note[256];
   std::snprintf(note, sizeof note, "simumax-sim calibrate on %zu real runs: time MAPE %.2f %% fitted, %.2f %% before",
                 cases.size(), 100 * calibrate::mape(fitted.errors), 100 * calibrate::mape(before));
   if (!learnt) {
     report::write_file_atomically(
-        a.out, report::calibrated_system_json(cases.front().scenario.system_path, fitted.calibration, note));
+        a.out, report::calibrated_system_json(cases.front().scenario.system_path, fitted.machine.calibration, note,
+                                              fitted_host));
     std::printf("wrote %s\n", a.out.c_str());
     return 0;
   }
   report::write_file_atomically(a.out,
-                                report::calibrated_system_json_text(learnt->json, a.system, fitted.calibration, note));
+                                report::calibrated_system_json_text(learnt->json, a.system,
+                                                                    fitted.machine.calibration, note, fitted_host));
   std::printf("wrote %s (%s with %s added or replaced from the traces and \"calibration\" fitted on %zu step times, "
               "every other entry kept)\n", a.out.c_str(), a.system.c_str(), learnt->what.c_str(), cases.size());
   return 0;
@@ -234,7 +259,9 @@ std::function<int()> add_calibrate(CLI::App& app) {
       ->required();
   sub->add_option("--shared", args->shared_dir, "the shared/ folder the cases' system_file is relative to "
                                                 "(default: $SIMUMAX_SHARED_DIR, else ../shared)");
-  sub->add_option("--params", args->params, "the parameters to fit: compute_derate, kernel_floor_us")
+  sub->add_option("--params", args->params, "the parameters to fit: compute_derate, kernel_floor_us (the "
+                                             "calibration), launch_us, op_us, cpu_speed (the host, docs/host.md; "
+                                             "at most two of these three)")
       ->delimiter(',')
       ->capture_default_str();
   sub->add_flag("!--no-leave-out", args->leave_out, "skip the leave-one-family-out check (faster)");

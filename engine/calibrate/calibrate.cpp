@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -13,20 +14,45 @@ namespace simumax::calibrate {
 
 namespace {
 
-config::Calibration with(config::Calibration c, const std::vector<Param>& params, const std::vector<double>& x) {
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i] == Param::kComputeDerate) {
-      c.compute_derate = x[i];
-    } else {
-      c.kernel_floor_us = x[i];
-    }
-  }
-  return c;
+// Each parameter: its name, where a fit may look (a margin beyond the physical range, so that a fit that wants to
+// leave it is seen) and the physical range itself.
+struct ParamInfo {
+  const char* name;
+  Range search, physical;
+};
+
+// A derate beyond 50 % means the efficiency tables, not the clock, are wrong; a negative floor is no kernel. A
+// host charging more than 200 us per launch (real Megatron traces show 32 to 110 us between launches,
+// docs/accuracy.md) or 5 ms per op pass is no dispatch cost but a stall the step times do not show; a host 20 x
+// slower or faster than the x86 hosts of the measured traces is no CPU.
+const ParamInfo& info(Param p) {
+  static const ParamInfo kInfo[] = {
+      {"compute_derate", {-0.3, 0.7}, {config::Calibration::kMinComputeDerate, config::Calibration::kMaxComputeDerate}},
+      {"kernel_floor_us", {0, 1000}, {0, config::Calibration::kMaxKernelFloorUs}},
+      {"launch_us", {0, 400}, {0, 200}},
+      {"op_us", {0, 10000}, {0, 5000}},
+      {"cpu_speed", {0.02, 40}, {0.05, 20}},
+  };
+  return kInfo[static_cast<int>(p)];
 }
 
-// Where the search may look: a margin beyond the physical range, so that a fit that wants to leave it is seen.
-Range search_range(Param p) {
-  return p == Param::kComputeDerate ? Range{-0.3, 0.7} : Range{0, 1000};  // a floor below 0 is no time
+constexpr Param kAllParams[] = {Param::kComputeDerate, Param::kKernelFloorUs, Param::kLaunchUs, Param::kOpUs,
+                                Param::kCpuSpeed};
+
+double& field(Machine& m, Param p) {
+  switch (p) {
+    case Param::kComputeDerate: return m.calibration.compute_derate;
+    case Param::kLaunchUs: return m.host.launch_us;
+    case Param::kOpUs: return m.host.op_us;
+    case Param::kCpuSpeed: return m.host.cpu_speed;
+    case Param::kKernelFloorUs: break;
+  }
+  return m.calibration.kernel_floor_us.emplace();
+}
+
+Machine with(Machine m, const std::vector<Param>& params, const std::vector<double>& x) {
+  for (size_t i = 0; i < params.size(); ++i) field(m, params[i]) = x[i];
+  return m;
 }
 
 double sum_squares(const std::vector<double>& e) {
@@ -45,27 +71,36 @@ std::string case_family(const config::Scenario& s) {
   return "tp" + std::to_string(st.tp_size);
 }
 
-double value_of(const config::Calibration& c, Param p, double fallback_floor_us) {
-  return p == Param::kComputeDerate ? c.compute_derate : c.kernel_floor_us.value_or(fallback_floor_us);
+double value_of(const Machine& m, Param p, double fallback_floor_us) {
+  if (p == Param::kKernelFloorUs) return m.calibration.kernel_floor_us.value_or(fallback_floor_us);
+  Machine copy = m;
+  return field(copy, p);
 }
 
-const char* to_string(Param p) { return p == Param::kComputeDerate ? "compute_derate" : "kernel_floor_us"; }
+const char* to_string(Param p) { return info(p).name; }
+
+bool is_host(Param p) { return p == Param::kLaunchUs || p == Param::kOpUs || p == Param::kCpuSpeed; }
 
 Param parse_param(const std::string& name) {
-  if (name == "compute_derate") return Param::kComputeDerate;
-  if (name == "kernel_floor_us") return Param::kKernelFloorUs;
-  throw common::UsageError("--params: unknown parameter \"" + name +
-                           "\"; valid: compute_derate, kernel_floor_us");
+  std::string valid;
+  for (Param p : kAllParams) {
+    if (name == info(p).name) return p;
+    valid += std::string(valid.empty() ? "" : ", ") + info(p).name;
+  }
+  throw common::UsageError("--params: unknown parameter \"" + name + "\"; valid: " + valid);
 }
 
-Range physical_range(Param p) {
-  // A derate beyond 50 % means the efficiency tables, not the clock, are wrong; a negative floor is no kernel.
-  return p == Param::kComputeDerate
-             ? Range{config::Calibration::kMinComputeDerate, config::Calibration::kMaxComputeDerate}
-             : Range{0, config::Calibration::kMaxKernelFloorUs};
+void check_identifiable(const std::vector<Param>& params) {
+  const auto has = [&](Param p) { return std::find(params.begin(), params.end(), p) != params.end(); };
+  if (has(Param::kCpuSpeed) && has(Param::kLaunchUs) && has(Param::kOpUs)) {
+    throw common::UsageError("--params: cpu_speed divides both launch_us and op_us, so step times cannot tell the "
+                             "three apart: fit at most two of them");
+  }
 }
 
-std::vector<double> relative_errors(const std::vector<Case>& cases, const config::Calibration& c) {
+Range physical_range(Param p) { return info(p).physical; }
+
+std::vector<double> relative_errors(const std::vector<Case>& cases, const Machine& m) {
   RunOptions o;
   o.lowering.granularity = graph::Granularity::kChunk;
   std::vector<double> out;
@@ -73,7 +108,8 @@ std::vector<double> relative_errors(const std::vector<Case>& cases, const config
   for (const auto& k : cases) {
     config::Scenario s = k.scenario;
     s.strategy.fidelity = config::Fidelity::kMegatron;
-    s.system.calibration = c;
+    s.system.calibration = m.calibration;
+    s.system.host = m.host;
     const double ms = simulate(s, o).summary.step_time_ms;
     if (!std::isfinite(ms) || ms <= 0) {
       throw common::InternalError(k.source + ": predicted step time " + std::to_string(ms) + " ms");
@@ -83,33 +119,26 @@ std::vector<double> relative_errors(const std::vector<Case>& cases, const config
   return out;
 }
 
-Fit fit(const std::vector<Case>& cases, const std::vector<Param>& params, const config::Calibration& start) {
-  const size_t n = params.size();
-  const double floor0 = cases.front().scenario.system.bandwidth.at("default").latency_us;
-  Fit best;
-  auto objective = [&](std::vector<double> x) {
-    for (size_t i = 0; i < n; ++i) {
-      const Range r = search_range(params[i]);
-      x[i] = std::clamp(x[i], r.lo, r.hi);
-    }
-    ++best.evaluations;
-    return std::make_pair(sum_squares(relative_errors(cases, with(start, params, x))), x);
-  };
-  // Nelder-Mead over n + 1 vertices; steps of a tenth of each parameter's search range.
-  std::vector<std::pair<double, std::vector<double>>> simplex;
-  std::vector<double> x0(n);
-  for (size_t i = 0; i < n; ++i) x0[i] = value_of(start, params[i], floor0);
-  simplex.push_back(objective(x0));
+namespace {
+
+using Vertex = std::pair<double, std::vector<double>>;  // objective, point
+
+// Nelder-Mead from `x0` with a first simplex of `step` along each axis, deterministic; the best vertex.
+Vertex nelder_mead(const std::function<double(const std::vector<double>&)>& f, const std::vector<double>& x0,
+                   const std::vector<double>& step) {
+  const size_t n = x0.size();
+  auto vertex = [&](std::vector<double> x) { return Vertex{f(x), std::move(x)}; };
+  std::vector<Vertex> simplex = {vertex(x0)};
   for (size_t i = 0; i < n; ++i) {
     auto x = x0;
-    const Range r = search_range(params[i]);
-    x[i] += (r.hi - r.lo) / 10;
-    simplex.push_back(objective(x));
+    x[i] += step[i];
+    simplex.push_back(vertex(x));
   }
-  constexpr int kMaxIterations = 60;
+  const auto by_value = [](const Vertex& a, const Vertex& b) { return a.first < b.first; };
+  constexpr int kMaxIterations = 100;
   for (int it = 0; it < kMaxIterations; ++it) {
-    std::stable_sort(simplex.begin(), simplex.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (simplex.back().first - simplex.front().first < 1e-10) break;
+    std::stable_sort(simplex.begin(), simplex.end(), by_value);
+    if (simplex.back().first - simplex.front().first < 1e-12) break;
     std::vector<double> centroid(n, 0.0);
     for (size_t v = 0; v < n; ++v) {
       for (size_t i = 0; i < n; ++i) centroid[i] += simplex[v].second[i] / static_cast<double>(n);
@@ -117,7 +146,7 @@ Fit fit(const std::vector<Case>& cases, const std::vector<Param>& params, const 
     auto along = [&](double t) {
       std::vector<double> x(n);
       for (size_t i = 0; i < n; ++i) x[i] = centroid[i] + t * (simplex.back().second[i] - centroid[i]);
-      return objective(x);
+      return vertex(x);
     };
     auto reflected = along(-1);
     if (reflected.first < simplex.front().first) {
@@ -133,19 +162,58 @@ Fit fit(const std::vector<Case>& cases, const std::vector<Param>& params, const 
         for (size_t v = 1; v <= n; ++v) {
           std::vector<double> x(n);
           for (size_t i = 0; i < n; ++i) x[i] = (simplex[0].second[i] + simplex[v].second[i]) / 2;
-          simplex[v] = objective(x);
+          simplex[v] = vertex(x);
         }
       }
     }
   }
-  std::stable_sort(simplex.begin(), simplex.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  best.calibration = with(start, params, simplex.front().second);
-  best.errors = relative_errors(cases, best.calibration);
+  return *std::min_element(simplex.begin(), simplex.end(), by_value);
+}
+
+}  // namespace
+
+Fit fit(const std::vector<Case>& cases, const std::vector<Param>& params, const Machine& start) {
+  const size_t n = params.size();
+  const double floor0 = cases.front().scenario.system.bandwidth.at("default").latency_us;
+  Fit best;
+  auto clamped = [&](std::vector<double> x) {
+    for (size_t i = 0; i < n; ++i) x[i] = std::clamp(x[i], info(params[i]).search.lo, info(params[i]).search.hi);
+    return x;
+  };
+  // Outside the search range a point costs its clamped value plus its squared distance (in ranges): the simplex
+  // keeps its vertices apart at a bound (a clamped vertex would collapse it onto the bound).
+  auto objective = [&](const std::vector<double>& x) {
+    ++best.evaluations;
+    double outside = 0;
+    const auto c = clamped(x);
+    for (size_t i = 0; i < n; ++i) {
+      const Range r = info(params[i]).search;
+      outside += std::pow((x[i] - c[i]) / (r.hi - r.lo), 2);
+    }
+    return sum_squares(relative_errors(cases, with(start, params, c))) + outside;
+  };
+  std::vector<double> x(n), step(n);
+  for (size_t i = 0; i < n; ++i) {
+    x[i] = value_of(start, params[i], floor0);
+    const Range r = info(params[i]).search;
+    step[i] = (r.hi - r.lo) / 10;  // a tenth of each parameter's search range
+  }
+  // Restarted from its best point while that improves it (a simplex can shrink onto a ridge before the minimum).
+  Vertex v = nelder_mead(objective, x, step);
+  constexpr int kMaxRestarts = 4;
+  for (int r = 0; r < kMaxRestarts; ++r) {
+    Vertex again = nelder_mead(objective, v.second, step);
+    const bool better = again.first < v.first - 1e-12;
+    if (again.first < v.first) v = std::move(again);
+    if (!better) break;
+  }
+  best.machine = with(start, params, clamped(v.second));
+  best.errors = relative_errors(cases, best.machine);
   return best;
 }
 
 std::vector<double> leave_one_family_out(const std::vector<Case>& cases, const std::vector<Param>& params,
-                                         const config::Calibration& start) {
+                                         const Machine& start) {
   std::set<std::string> families;
   for (const auto& c : cases) families.insert(c.family);
   if (families.size() < 2) throw common::InternalError("leave_one_family_out needs two families");
@@ -162,7 +230,7 @@ std::vector<double> leave_one_family_out(const std::vector<Case>& cases, const s
       }
     }
     const Fit fitted = fit(train, params, start);
-    const auto errs = relative_errors(test, fitted.calibration);
+    const auto errs = relative_errors(test, fitted.machine);
     for (size_t j = 0; j < where.size(); ++j) out[where[j]] = errs[j];
   }
   return out;

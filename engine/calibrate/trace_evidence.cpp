@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "engine/common/error.hpp"
+#include "engine/common/median.hpp"
 #include "engine/config/strategy_config.hpp"
 #include "engine/cost/comm_cost.hpp"
 #include "engine/measure/net_fit.hpp"
@@ -14,11 +15,7 @@ namespace simumax::calibrate {
 
 namespace {
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using common::median_of;
 
 bool is_gemm(const compare::RealOp& op) { return op.cls == "gemm" || op.cls.starts_with("gemm/"); }
 

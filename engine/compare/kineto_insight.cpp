@@ -6,18 +6,14 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "engine/common/median.hpp"
 #include "engine/report/interval_set.hpp"
 
 namespace simumax::compare {
 
 namespace {
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using common::median_of;
 
 double quantile_of(std::vector<double> v, double q) {
   if (v.empty()) return 0;

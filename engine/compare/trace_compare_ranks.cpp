@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/common/error.hpp"
+#include "engine/common/median.hpp"
 #include "engine/compare/kineto_trace.hpp"
 
 namespace simumax::compare {
@@ -15,11 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using common::median_of;
 
 StepBreakdown mean_step(const std::vector<StepBreakdown>& steps) {
   StepBreakdown m = steps.front();

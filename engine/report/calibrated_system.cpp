@@ -53,6 +53,14 @@ void set_table(nlohmann::ordered_json& j, const std::string& system_path, const 
   for (const auto& [key, eff] : efficiencies) entry["accurate_efficient_factor"][key] = eff;
 }
 
+nlohmann::ordered_json host_json(const config::HostConfig& h) {
+  nlohmann::ordered_json j;
+  j["launch_us"] = h.launch_us;
+  j["op_us"] = h.op_us;
+  j["cpu_speed"] = h.cpu_speed;
+  return j;
+}
+
 }  // namespace
 
 std::string system_with_efficiencies(const std::string& system_path, const std::string& op,
@@ -81,18 +89,35 @@ std::string learnt_system_json(const std::string& system_path,
 }
 
 std::string calibrated_system_json(const std::string& system_path, const config::Calibration& c,
-                                   const std::string& note) {
-  return calibrated_system_json_text(read_text(system_path), system_path, c, note);
+                                   const std::string& note, const std::optional<config::HostConfig>& host) {
+  return calibrated_system_json_text(read_text(system_path), system_path, c, note, host);
 }
 
 std::string calibrated_system_json_text(const std::string& system_text, const std::string& label,
-                                        const config::Calibration& c, const std::string& note) {
+                                        const config::Calibration& c, const std::string& note,
+                                        const std::optional<config::HostConfig>& host) {
   nlohmann::ordered_json j = parse_object(system_text, label);
   nlohmann::ordered_json cal;
   cal["_note"] = note;
   cal["compute_derate"] = c.compute_derate;
   if (c.kernel_floor_us) cal["kernel_floor_us"] = *c.kernel_floor_us;
   j["calibration"] = cal;
+  if (host) j["host"] = host_json(*host);
+  return j.dump(1) + "\n";
+}
+
+bool system_text_has_host(const std::string& system_text, const std::string& label) {
+  return parse_object(system_text, label).contains("host");
+}
+
+bool system_file_has_host(const std::string& system_path) {
+  return system_text_has_host(read_text(system_path), system_path);
+}
+
+std::string system_with_host_json(const std::string& system_text, const std::string& label,
+                                  const config::HostConfig& host) {
+  nlohmann::ordered_json j = parse_object(system_text, label);
+  j["host"] = host_json(host);
   return j.dump(1) + "\n";
 }
 

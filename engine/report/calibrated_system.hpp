@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,14 +13,21 @@
 namespace simumax::report {
 
 // `system_path`'s JSON with "calibration" set to `c` (its compute_derate and, when set, kernel_floor_us) and
-// `note` as its "_note" comment; every other key kept, in order. Throws common::ConfigError when the file cannot
-// be read as JSON.
+// `note` as its "_note" comment, and, when `host` is given, "host" set to it (launch_us, op_us, cpu_speed); every
+// other key kept, in order. Throws common::ConfigError when the file cannot be read as JSON.
 std::string calibrated_system_json(const std::string& system_path, const config::Calibration& c,
-                                   const std::string& note);
+                                   const std::string& note, const std::optional<config::HostConfig>& host = {});
 // The same from the system config's JSON text (`label` names it in errors): a config learnt in memory
 // (learnt_system_json) gets its calibration byte for byte as when it was written and read back.
 std::string calibrated_system_json_text(const std::string& system_text, const std::string& label,
-                                        const config::Calibration& c, const std::string& note);
+                                        const config::Calibration& c, const std::string& note,
+                                        const std::optional<config::HostConfig>& host = {});
+// Whether `system_text`'s JSON has a "host" key (without one the host lane costs nothing, config::read_system).
+bool system_text_has_host(const std::string& system_text, const std::string& label);
+bool system_file_has_host(const std::string& system_path);
+// `system_text`'s JSON with "host" set to `host` (the launch time a trace measured), every other key kept.
+std::string system_with_host_json(const std::string& system_text, const std::string& label,
+                                  const config::HostConfig& host);
 
 // `system_path`'s JSON with accelerator.op.<op>.accurate_efficient_factor[key] = efficiency for each entry (added
 // or replaced); every other key and entry kept, in order. Throws common::ConfigError(system_path, pointer, what)

@@ -9,6 +9,8 @@ calibrate_attention_nccl.json: one profiler step of a PyTorch 2.x run with
     dtype, timed 20 us + 1.5 x bytes / 150 GB/s (an affine machine: every size is reproducible);
   - all-gathers of 8 and 64 MiB gathered (group 4) sized only by their record_param_comms CPU op.
 calibrate_no_evidence.json: a step with one GEMM kernel and no Input Dims, and no NCCL kernel.
+calibrate_host_launches.json: a step of 120 elementwise kernels whose cudaLaunchKernel calls take 7, 8 and 9 us in
+  turn (median 8 us: the host's launch time), nothing else to learn.
 calibrate_unsized_nccl.json: a step whose NCCL kernel has an nccl:all_reduce annotation without Input Dims and no
   msg nelems (and the trace no distributedInfo): a collective without a size.
 Usage: python3 tests/data/compare/make_calibrate_traces.py tests/data/compare
@@ -28,18 +30,18 @@ class Trace:
         self.events.append(e)
         return e
 
-    def launch(self, kernel, us, stream=STREAM, kargs=None):
-        """A cudaLaunchKernel at the current time and its kernel right after it."""
+    def launch(self, kernel, us, stream=STREAM, kargs=None, launch_us=5):
+        """A cudaLaunchKernel of `launch_us` at the current time and its kernel right after it."""
         c = self.corr
         self.corr += 1
         self.events.append({'ph': 'X', 'cat': 'cuda_runtime', 'name': 'cudaLaunchKernel', 'pid': PID, 'tid': TID,
-                            'ts': self.t, 'dur': 5, 'args': {'correlation': c}})
+                            'ts': self.t, 'dur': launch_us, 'args': {'correlation': c}})
         args = {'correlation': c, 'stream': stream, 'device': 0}
         args.update(kargs or {})
         self.events.append({'ph': 'X', 'cat': 'kernel', 'name': kernel, 'pid': 0, 'tid': stream,
                             'ts': self.gpu_t, 'dur': us, 'args': args})
         self.gpu_t += us + 10
-        self.t += 10
+        self.t += max(10, launch_us + 2)
 
     def nest(self, names_args, body, width=50):
         """CPU ops nested in order (outermost first) around whatever `body` launches."""
@@ -109,6 +111,15 @@ def no_evidence(path):
     t.write(path, t.t - 900 + 10)
 
 
+def host_launches(path):
+    t = Trace()
+    t.gpu_t = 2000.0
+    for i in range(120):
+        t.nest([('aten::add', {})], lambda i=i: t.launch('void at::native::vectorized_elementwise_kernel<4>()', 3,
+                                                         launch_us=7 + i % 3))
+    t.write(path, t.t - 900 + 10)
+
+
 def unsized_nccl(path):
     t = Trace()
     t.gpu_t = 2000.0
@@ -123,3 +134,4 @@ if __name__ == '__main__':
     attention_and_nccl(os.path.join(out, 'calibrate_attention_nccl.json'))
     no_evidence(os.path.join(out, 'calibrate_no_evidence.json'))
     unsized_nccl(os.path.join(out, 'calibrate_unsized_nccl.json'))
+    host_launches(os.path.join(out, 'calibrate_host_launches.json'))

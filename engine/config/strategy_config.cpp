@@ -253,6 +253,7 @@ void read_recompute_and_kernels(ObjectReader& r, StrategyConfig& s) {
              "or \":4096:2:16:8\"), at most 4 GiB in all, got \"" + *config + "\"");
     }
   }
+  s.deterministic_mode = r.bool_or("deterministic_mode", false);
   s.fidelity = r.optional_choice("fidelity", {"megatron", "simumax"}).value_or("megatron") == "simumax"
                    ? Fidelity::kSimuMax
                    : Fidelity::kMegatron;

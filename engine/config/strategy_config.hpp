@@ -137,6 +137,10 @@ struct StrategyConfig {
   // The run's CUBLAS_WORKSPACE_CONFIG (PyTorch's ":SIZE_KiB:COUNT[:SIZE:COUNT...]"), as bytes per cuBLAS
   // workspace; absent: the system config's default (its "workspaces"). Megatron fidelity only.
   std::optional<int64_t> cublas_workspace_config_bytes;
+  // Megatron's --deterministic-mode (training/determinism.py: torch.use_deterministic_algorithms(True)): with
+  // PyTorch's torch.utils.deterministic.fill_uninitialized_memory (default True) every torch.empty fills its
+  // tensor with NaN, one more kernel (and launch) per output TransformerEngine allocates. Megatron fidelity only.
+  bool deterministic_mode = false;
   Fidelity fidelity = Fidelity::kMegatron;  // "fidelity": "megatron" | "simumax" (run --fidelity overrides it)
   bool megatron() const { return fidelity == Fidelity::kMegatron; }
   // The system's compute entry of a (grouped) GEMM: "matmul" / "group_matmul" without fp8; with it SimuMax's

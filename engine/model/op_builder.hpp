@@ -22,6 +22,9 @@ class OpBuilder {
   int64_t embedding(std::vector<Op>& out, int64_t seq_chunk) const;
   void layer(std::vector<Op>& out, int local_layer, int64_t seq_local, bool dense_mlp) const;
   void head(std::vector<Op>& out, int64_t seq_local) const;
+  // Megatron fidelity with deterministic_mode (op_builder_megatron.cpp): each op pass that runs a kernel also
+  // fills the output it allocates, a tensor the size of the block's residual stream ([rows, b, h]).
+  void megatron_deterministic_fills(std::vector<Op>& out, int64_t rows) const;
 
  private:
   struct Rec {

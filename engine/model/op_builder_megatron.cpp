@@ -35,6 +35,24 @@ constexpr double kTiny = 64;
 
 }  // namespace
 
+void OpBuilder::megatron_deterministic_fills(std::vector<Op>& out, int64_t rows) const {
+  if (!st_.megatron() || !st_.deterministic_mode) return;
+  // ATen's empty_cuda (TensorFactories.cpp) runs fill_empty_deterministic_ on every tensor it allocates while
+  // torch.are_deterministic_algorithms_enabled() and torch.utils.deterministic.fill_uninitialized_memory (the
+  // default) hold: NaN for floating point. TransformerEngine allocates each module's output (and its backward's
+  // input and weight gradients without gradient accumulation fusion) with at::empty / torch.empty; ATen's own
+  // structured kernels allocate theirs without the fill. One fill per pass that runs the op's kernel, of the
+  // residual stream's size (an output's size within a small factor: the MLP's 4h and the vocabulary's aside).
+  const double bytes = static_cast<double>(st_.micro_batch_size * rows * m_.hidden_size * e_);
+  for (Op& op : out) {
+    for (int p = 0; p < kNumOpPasses; ++p) {
+      const PassWork& w = op.work[p];
+      const bool into_main_grad = p == op_pass_index(Pass::kWeightGrad) && st_.use_fused_grad_accumulation;
+      if ((w.flops > 0 || !w.mem_bytes.empty()) && !into_main_grad) op.extra_kernel_bytes[p].push_back(bytes);
+    }
+  }
+}
+
 void OpBuilder::megatron_layer_kernels(std::vector<Op>& out, size_t first, int64_t s_local) const {
   const double e = static_cast<double>(e_), b = static_cast<double>(st_.micro_batch_size);
   // The residual stream of this rank: [s_local, b, h] (sequence-parallel shard when SP is on).

@@ -188,5 +188,47 @@ TEST(OpBuilder, MegatronLevelAddsTheKernelsSimuMaxOmits) {
   EXPECT_GT(moe[index_of(moe, "mlp.permutation")].extra_kernel_bytes[0].size(), 10u);
 }
 
+// --deterministic-mode: every pass that runs the op's kernel fills the output TE allocates (one residual-sized
+// kernel more); the weight gradient only without gradient accumulation fusion (with it TE accumulates into
+// main_grad, allocating nothing); nothing at the simumax fidelity or with the mode off.
+TEST(OpBuilder, DeterministicModeFillsEachAllocatedOutput) {
+  auto s = moe_with_shared_expert();
+  const auto plain = layer_ops(s, true);
+  auto filled = [&](const config::Scenario& sc) {
+    auto ops = layer_ops(sc, true);
+    OpBuilder(sc, sc.model.vocab_size).megatron_deterministic_fills(ops, kSeq);
+    return ops;
+  };
+  EXPECT_EQ(filled(s)[0].extra_kernel_bytes, plain[0].extra_kernel_bytes);  // the mode is off
+  s.strategy.deterministic_mode = true;
+  const double x = 1.0 * kSeq * kHidden * 2;  // the residual stream, bf16
+  for (bool fused : {true, false}) {
+    s.strategy.use_fused_grad_accumulation = fused;
+    const auto base = layer_ops(s, true);
+    const auto ops = filled(s);
+    int fills = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      for (int p = 0; p < kNumOpPasses; ++p) {
+        const auto& w = ops[i].work[p];
+        const bool fills_here = (w.flops > 0 || !w.mem_bytes.empty()) && !(p == 2 && fused);
+        ASSERT_EQ(ops[i].extra_kernel_bytes[p].size(), base[i].extra_kernel_bytes[p].size() + (fills_here ? 1 : 0))
+            << ops[i].name << " pass " << p;
+        if (fills_here) {
+          EXPECT_EQ(ops[i].extra_kernel_bytes[p].back(), x) << ops[i].name;
+        }
+        fills += fills_here;
+      }
+    }
+    const Op& qkv = ops[index_of(ops, "attn.linear_qkv")];
+    EXPECT_EQ(qkv.extra_kernel_bytes[2].size(), base[index_of(base, "attn.linear_qkv")].extra_kernel_bytes[2].size() +
+                                                    (fused ? 0 : 1));
+    EXPECT_GT(fills, 10);
+  }
+  s.strategy.fidelity = config::Fidelity::kSimuMax;
+  for (const auto& op : filled(s)) {
+    for (const auto& pass : op.extra_kernel_bytes) EXPECT_TRUE(pass.empty()) << op.name;
+  }
+}
+
 }  // namespace
 }  // namespace simumax::model

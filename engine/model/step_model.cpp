@@ -113,6 +113,7 @@ struct Builders {
     const OpCache::Entry& e = cache.get({b.kind, rec, dense, rows}, [&] {
       auto ops = std::make_shared<OpList>();
       const int64_t out_rows = build(*ops);
+      ob.megatron_deterministic_fills(*ops, rows);
       auto program = std::make_shared<const BlockProgram>(block_program(*ops));
       return OpCache::Entry{std::move(ops), std::move(program), out_rows};
     });

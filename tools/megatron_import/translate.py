@@ -18,10 +18,11 @@ EXPRESSED = {
     "--overlap-param-gather", "--bf16", "--fp16", "--disable-bias-linear", "--add-qkv-bias", "--swiglu",
     "--normalization", "--position-embedding-type", "--use-rotary-position-embeddings", "--attention-dropout",
     "--hidden-dropout", "--untie-embeddings-and-output-weights", "--no-gradient-accumulation-fusion",
-    "--attention-backend", "--transformer-impl", "--recompute-granularity", "--recompute-method",
-    "--recompute-num-layers", "--cross-entropy-loss-fusion", "--make-vocab-size-divisible-by", "--vocab-size",
-    "--vocab-file", "--merge-file", "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
-    "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split", "--mtp-num-layers",
+    "--attention-backend", "--transformer-impl", "--deterministic-mode", "--recompute-granularity",
+    "--recompute-method", "--recompute-num-layers", "--cross-entropy-loss-fusion", "--make-vocab-size-divisible-by",
+    "--vocab-size", "--vocab-file", "--merge-file", "--decoder-first-pipeline-num-layers",
+    "--decoder-last-pipeline-num-layers", "--account-for-embedding-in-pipeline-split",
+    "--account-for-loss-in-pipeline-split", "--mtp-num-layers",
     "--use-mcore-models", "--use-flash-attn", "--cross-entropy-fusion-impl",
 }
 
@@ -61,7 +62,6 @@ NO_EFFECT = {
 MINOR = {
     "--log-params-norm": "one extra norm over the parameters per step",
     "--log-num-zeros-in-grad": "one extra count over the gradients per step",
-    "--deterministic-mode": "deterministic kernels (NCCL_ALGO=Ring in the test's environment)",
     "--no-bias-gelu-fusion": "bias + GeLU as separate kernels",
     "--no-bias-dropout-fusion": "bias, dropout and residual add as separate kernels",
     "--no-rope-fusion": "rotary embedding as unfused torch kernels",
@@ -233,6 +233,9 @@ def _strategy(args, world, r):
         "account_for_embedding_in_pipeline_split": args.get("--account-for-embedding-in-pipeline-split") in TRUE,
         "account_for_loss_in_pipeline_split": args.get("--account-for-loss-in-pipeline-split") in TRUE,
         "enable_recompute": False,
+        # training/determinism.py: torch.use_deterministic_algorithms(True), so every torch.empty fills its tensor
+        # (the strategy key's fill kernels; NCCL_ALGO=Ring, the test's environment, is not modelled).
+        "deterministic_mode": args.get("--deterministic-mode") in TRUE,
     }
     if s["cross_entropy_loss_fusion"]:
         s["cross_entropy_fusion_impl"] = str(args.get("--cross-entropy-fusion-impl", "native"))
@@ -273,6 +276,8 @@ def _strategy(args, world, r):
         f.append("ce_fusion_" + str(args.get("--cross-entropy-fusion-impl", "native")))
     if not s["use_fused_grad_accumulation"]:
         f.append("no_grad_accum_fusion")
+    if s["deterministic_mode"]:
+        f.append("deterministic")
 
 
 def _environment(env, r):

@@ -65,6 +65,9 @@ void GraphBuilder::begin_batch(uint32_t rank) { batch_[rank].clear(); }
 
 void GraphBuilder::join_batch(uint32_t rank, uint32_t task) {
   for (uint32_t prev : frontier(rank, kComputeStream)) edges_.emplace_back(prev, task);
+  if (host_lane_) {
+    for (uint32_t launch : frontier(rank, kHostStream)) edges_.emplace_back(launch, task);  // its NCCL call
+  }
   batch_[rank].push_back(task);
 }
 

@@ -49,7 +49,8 @@ class GraphBuilder {
   // Adds `t` without ordering it on any rank yet; place it with join() on each rank, in program order.
   uint32_t add_detached(Task t);
   // A batch of transfers on `rank`: each task joined between begin_batch and end_batch depends on what the
-  // rank did before the batch; what the rank does after it depends on all of them.
+  // rank did before the batch (and, with the host lane, on the host having issued it); what the rank does after
+  // it depends on all of them.
   void begin_batch(uint32_t rank);
   void join_batch(uint32_t rank, uint32_t task);
   void end_batch(uint32_t rank);

@@ -141,5 +141,37 @@ TEST(HostLane, AHostBoundStepIsAtLeastItsHostTime) {
   EXPECT_EQ(f.host_on_rank0(Granularity::kLayer), 0);
 }
 
+// Megatron's batched p2p (batch_p2p_comm, without overlap_p2p_comm): the host launches each batch's transfers
+// and then torch.cuda.synchronize() blocks it until they are done, so the next host task waits for a transfer;
+// with overlap_p2p_comm there is neither. The synchronisation only ever lengthens the step.
+TEST(HostLane, BatchedP2pLaunchesItsTransfersAndBlocksTheHost) {
+  Fixture f;
+  f.s.system.host.launch_us = 200;  // host-bound, so the blocking shows
+  ASSERT_EQ(f.s.strategy.pp_size, 2);
+  auto host_waits_on_transfers = [&] {
+    const auto m = model::build_step_model(f.s);
+    const auto c = cost::cost_step(f.s, m);
+    const TaskGraph g = lower_step(f.s, m, c, LoweringOptions{Granularity::kLayer, RankScope::kStages});
+    int waits = 0;
+    for (uint32_t i = 0; i < g.size(); ++i) {
+      if (g.tasks[i].kind != TaskKind::kPpComm) continue;
+      for (uint32_t e = g.succ_offsets[i]; e < g.succ_offsets[i + 1]; ++e) {
+        waits += g.tasks[g.succ[e]].kind == TaskKind::kHost;
+      }
+    }
+    return waits;
+  };
+  const int blocking = host_waits_on_transfers();
+  const double blocking_step = f.step(Granularity::kLayer);
+  // A forward and a backward transfer per micro-batch, each waited for by the host of both its ranks; only the
+  // last one (stage 1's last backward send) reaches stage 1's host through the end of the step instead (its DP
+  // gradient reduce follows the transfer, and the host waits for that before it launches the optimizer).
+  const auto mbc = static_cast<int>(f.s.strategy.micro_batch_num);
+  EXPECT_EQ(blocking, 2 * 2 * mbc - 1);
+  f.s.strategy.megatron_overlap_p2p_comm = true;
+  EXPECT_EQ(host_waits_on_transfers(), 0);
+  EXPECT_GE(blocking_step, f.step(Granularity::kLayer));
+}
+
 }  // namespace
 }  // namespace simumax::graph

@@ -150,6 +150,7 @@ class PipelineEmitter {
           }
         }
       } else {
+        if (step.num_comms > 0) em_.p2p_launches(lanes, step.num_comms, prog.comms[step.first_comm].forward);
         for (uint32_t lane : lanes) b_.begin_batch(lane);
         for (uint32_t i = 0; i < step.num_comms; ++i) {
           const P2p& p = prog.comms[step.first_comm + i];
@@ -158,6 +159,7 @@ class PipelineEmitter {
           for (size_t l = 0; l < lanes.size(); ++l) b_.join_batch(lanes[l], first + static_cast<uint32_t>(l));
         }
         for (uint32_t lane : lanes) b_.end_batch(lane);
+        if (step.num_comms > 0) em_.p2p_sync(lanes);
       }
     }
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/cost/host_cost.hpp"
+
 namespace simumax::graph {
 
 namespace {
@@ -84,6 +86,14 @@ void StageEmitter::host_sync(const std::vector<uint32_t>& lanes, bool sync) {
   if (!sync) return;
   for (uint32_t r : lanes) b_.host_waits(r);
 }
+
+void StageEmitter::p2p_launches(const std::vector<uint32_t>& lanes, uint32_t transfers, bool forward) {
+  Task t;
+  t.pass = forward ? schedule::Pass::kForward : schedule::Pass::kBackward;
+  issue(lanes, cost::launch_seconds(s_.system, transfers), t);
+}
+
+void StageEmitter::p2p_sync(const std::vector<uint32_t>& lanes) { host_sync(lanes, true); }
 
 std::pair<double, bool> StageEmitter::step_host(const cost::OpCost& oc, const model::MemStep& st) {
   switch (st.kind) {

@@ -35,6 +35,11 @@ class StageEmitter {
   bool network_comm() const { return options_.scope == RankScope::kAll; }
   // Megatron's overlap_p2p_comm: `transfer` leaves `lane` after what it has computed so far, beside its compute.
   void send_async(uint32_t lane, uint32_t transfer);
+  // Megatron's batched p2p (p2p_communication.py _communicate, batch_p2p_comm = not overlap_p2p_comm): the host
+  // launches the batch's `transfers` sends and receives (before the batch), and torch.cuda.synchronize()
+  // (batch_p2p_sync, default True) blocks it until they are done (after the batch). Host lane only.
+  void p2p_launches(const std::vector<uint32_t>& lanes, uint32_t transfers, bool forward);
+  void p2p_sync(const std::vector<uint32_t>& lanes);
 
  private:
   // Parameters whose gradients a task finished (last micro-batch's backward) or whose values it first uses

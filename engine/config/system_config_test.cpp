@@ -81,6 +81,17 @@ TEST(SystemConfig, ReadsWorkspacesOnlyWhereGiven) {
   EXPECT_EQ(s.workspaces->te_cublas_bytes, 4194304);
 }
 
+// Without "host" the lane costs nothing (launch_us 0); "host": {} takes the measured defaults; given fields win.
+TEST(SystemConfig, ReadsTheHostWithItsDefaults) {
+  EXPECT_EQ(load_system_file(system_file("a100_pcie.json")).host.launch_us, 0);
+  TempDir dir;
+  EXPECT_EQ(load_system_file(write_patched(dir, R"({"host": {}})")).host, HostConfig{});
+  const HostConfig h = load_system_file(write_patched(dir, R"({"host": {"op_us": 150, "cpu_speed": 2}})")).host;
+  EXPECT_EQ(h.launch_us, HostConfig::kDefaultLaunchUs);
+  EXPECT_EQ(h.op_us, 150);
+  EXPECT_EQ(h.cpu_speed, 2);
+}
+
 TEST(SystemConfig, NullAccurateEfficiencyIsAbsent) {
   TempDir dir;
   Json j = testing::read_json(system_file("a100_pcie.json"));
@@ -165,6 +176,16 @@ INSTANTIATE_TEST_SUITE_P(
                         "2000000000"},
         SystemErrorCase{"workspace_typo", R"({"workspaces": {"torch_cublas_bytes": 1, "te_cublas_bytes": 1, "te": 2}})",
                         "/workspaces/te: unknown field; valid names: te_cublas_bytes, torch_cublas_bytes"},
+        SystemErrorCase{"host_launch_negative", R"({"host": {"launch_us": -1}})",
+                        "/host/launch_us: expected a non-negative number, got -1"},
+        SystemErrorCase{"host_op_huge", R"({"host": {"op_us": 20000}})",
+                        "/host/op_us: expected microseconds in [0, 10000] (host time of a launch or an op), got 20000"},
+        SystemErrorCase{"host_cpu_speed", R"({"host": {"cpu_speed": 1000}})",
+                        "/host/cpu_speed: expected a factor in [0.01, 100] (the host's speed against the measured x86 "
+                        "hosts), got 1000"},
+        SystemErrorCase{"host_not_object", R"({"host": 6})", "/host: expected a JSON object {...}, got 6"},
+        SystemErrorCase{"host_typo", R"({"host": {"launch": 6}})",
+                        "/host/launch: unknown field; did you mean 'launch_us'?"},
         SystemErrorCase{"calibration_typo", R"({"calibration": {"kernel_floor": 5}})",
                         "/calibration/kernel_floor: unknown field; did you mean 'kernel_floor_us'?"},
         SystemErrorCase{"mode", R"({"accelerator": {"mode": "rooflin"}})",

@@ -115,6 +115,19 @@ TEST(CompareCli, RankOptionPicksOurRank) {
   EXPECT_EQ(j["ours"]["rank"], 0);
 }
 
+// The host lane beside the real launching thread: ours_trace.json's rank 3 has 90 us of host tasks; the host
+// trace's thread (make_calibrate_traces.py) is busy 1.48 ms with 120 launches.
+TEST(CompareCli, HostLaneBesideTheRealLaunchingThread) {
+  CliResult r;
+  const auto j = run_json({"compare", kOurs, "tests/data/compare/calibrate_host_launches.json", "--rank", "3"}, r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("host (ms per step): ours 0.090 (2 host tasks); real 1.480 busy of"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(thread 100, 120 launches per step)"), std::string::npos) << r.out;
+  EXPECT_DOUBLE_EQ(j["ours"]["host_ms"].get<double>(), 0.09);
+  EXPECT_DOUBLE_EQ(j["real"]["insight"]["host_thread"]["launches_per_step"].get<double>(), 120);
+}
+
 TEST(CompareCli, MegatronLogAgainstRunFolder) {
   CliResult r;
   const auto j = run_json({"compare", "tests/data/compare/run", "tests/data/compare/megatron_sample.log"}, r);

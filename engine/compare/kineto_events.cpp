@@ -97,7 +97,8 @@ KinetoEvents read_kineto_events(const std::string& path, const KernelClassTable&
     } else if (is_cpu_op_category(cat)) {
       if (auto c = comm_args(e, k.strings)) k.op_comm.emplace(k.ops.size(), *c);
       k.ops.push_back(CpuOp{e.ts_us, e.ts_us + e.dur_us, e.pid, e.tid, k.strings.id(e.name),
-                            k.strings.id(e.input_dims), k.strings.id(e.collective), k.strings.id(e.input_type)});
+                            k.strings.id(e.input_dims), k.strings.id(e.collective), k.strings.id(e.input_type),
+                            cat == "user_annotation"sv});
     }
   });
   std::sort(k.steps.begin(), k.steps.end(), [](const CpuStep& a, const CpuStep& b) { return a.start_us < b.start_us; });

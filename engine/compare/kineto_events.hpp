@@ -47,6 +47,7 @@ struct CpuOp {
   uint32_t dims = 0;        // StringPool id of its Input Dims text (0: none recorded)
   uint32_t collective = 0;  // StringPool id of its "Collective name" arg (0: none)
   uint32_t dtype = 0;       // StringPool id of its first "Input type" ("float", "c10::BFloat16"; 0: none)
+  bool annotation = false;  // a user_annotation (a record_function range), not an operator
 };
 
 struct GpuEvent {

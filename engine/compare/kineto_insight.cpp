@@ -205,6 +205,38 @@ IdleSplit idle_split(const KinetoEvents& k, int64_t main_stream, double steps) {
   return s;
 }
 
+HostThread host_thread(const KinetoEvents& k, double steps) {
+  HostThread h;
+  std::map<std::pair<int64_t, int64_t>, int64_t> launches;  // (pid, tid) -> launches of the steps' GPU work
+  for (const auto& g : k.gpu) {
+    if (g.step < 0) continue;
+    const auto l = k.launch_of.find(g.correlation);
+    if (l != k.launch_of.end()) ++launches[{k.launches[l->second].pid, k.launches[l->second].tid}];
+  }
+  const auto most = std::max_element(launches.begin(), launches.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (most == launches.end()) return h;
+  std::tie(h.pid, h.tid) = most->first;
+  h.launches = static_cast<double>(most->second) / steps;
+  std::vector<report::Interval> windows, busy;
+  for (const auto& st : k.steps) {
+    if (st.pid == h.pid) windows.emplace_back(st.start_us, st.end_us);
+  }
+  // Its operators and launch calls; record_function ranges (user annotations) also span its idle time.
+  for (const auto& op : k.ops) {
+    if (op.pid == h.pid && op.tid == h.tid && !op.annotation) busy.emplace_back(op.start_us, op.end_us);
+  }
+  for (const auto& l : k.launches) {
+    if (l.pid == h.pid && l.tid == h.tid) busy.emplace_back(l.ts_us, l.ts_us + l.dur_us);
+  }
+  const auto w = report::merge_intervals(std::move(windows));
+  const auto b = report::merge_intervals(std::move(busy));
+  // Busy inside the windows: the windows' length less what the busy set leaves bare in them.
+  h.step_ms = report::covered_length(w) * 1e-3 / steps;
+  h.busy_ms = (report::covered_length(w) - report::uncovered_length(w, b)) * 1e-3 / steps;
+  return h;
+}
+
 }  // namespace
 
 TraceInsight analyse_trace(const KinetoEvents& k, const CpuOpIndex& index, const KernelClassTable& table,
@@ -227,6 +259,7 @@ TraceInsight analyse_trace(const KinetoEvents& k, const CpuOpIndex& index, const
   t.top_kernels = top_kernels(k, table, top_n, n);
   t.launch = launch_stats(k, n);
   t.idle = idle_split(k, main_stream, n);
+  t.host = host_thread(k, n);
   return t;
 }
 

@@ -60,6 +60,16 @@ struct IdleSplit {
   double other_ms = 0;
 };
 
+// The host thread that launched the most of the profiled steps' GPU work (the one our host lane models): how long
+// it was busy inside the steps' CPU ranges (the union of its operators and launch calls, per step; blocking
+// calls such as a synchronising copy count as busy) and how many launches it made.
+struct HostThread {
+  int64_t pid = -1, tid = -1;  // -1: no launch in a profiled step
+  double busy_ms = 0;          // per step
+  double launches = 0;         // per step
+  double step_ms = 0;          // the steps' CPU range, per step
+};
+
 struct TraceInsight {
   int64_t steps = 0;
   std::vector<KernelStat> top_kernels;  // by total time, the first `top_n`
@@ -69,6 +79,7 @@ struct TraceInsight {
   bool shapes_recorded = false;         // any CPU op carries Input Dims (record_shapes=True)
   LaunchStats launch;
   IdleSplit idle;
+  HostThread host;
 };
 
 // REQUIRES: `events` read with `table`, steps attributed; `index` over events.ops; `main_stream` as KinetoProfile's.

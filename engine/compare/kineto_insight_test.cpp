@@ -36,6 +36,19 @@ TEST(KinetoInsight, EveryShapedGemmCallOfThe8GpuTraceGetsItsShape) {
   for (size_t i = 1; i < t.top_kernels.size(); ++i) EXPECT_GE(t.top_kernels[i - 1].total_ms, t.top_kernels[i].total_ms);
 }
 
+// The launching thread of tests/data/compare/make_calibrate_traces.py's host trace: 120 aten::add ops of 12, 12
+// and 13 us in turn (1 us, the launch call's advance of 10, 10 and 11 us, 1 us), their launches inside them.
+TEST(KinetoInsight, TheLaunchingThreadsBusyTimeIsTheUnionOfItsOperators) {
+  const KinetoProfile p = load_kineto_trace(SIMUMAX_SOURCE_DIR "/tests/data/compare/calibrate_host_launches.json",
+                                            table());
+  const HostThread& h = p.insight.host;
+  EXPECT_EQ(h.pid, 100);
+  EXPECT_EQ(h.tid, 100);
+  EXPECT_DOUBLE_EQ(h.launches, 120);
+  EXPECT_NEAR(h.busy_ms, 40 * (12 + 12 + 13) * 1e-3, 1e-9);
+  EXPECT_GT(h.step_ms, h.busy_ms);
+}
+
 TEST(KinetoInsight, IdleSplitAddsUpAndLaunchStatisticsAreOrdered) {
   for (const char* f : {"train_8gpu_rank3.json.gz", "train_16gpu_rank0.json.gz", "resnet_2gpu_rank0.json.gz",
                         "train_128gpu_rank0_sampled.json.gz"}) {

@@ -67,7 +67,7 @@ Collected collect(const std::string& path) {
   return c;
 }
 
-enum class Lane { kUnknown, kCompute, kComm, kSkip };
+enum class Lane { kUnknown, kCompute, kComm, kSkip, kHost };
 
 Lane lane_kind(const std::string& lane) {
   std::string low = lane;
@@ -78,6 +78,7 @@ Lane lane_kind(const std::string& lane) {
   if (low.empty()) return Lane::kUnknown;
   // The trace writer's "sync" lane holds pipeline barriers: waiting, not work a GPU would show.
   if (has({"sync", "barrier", "wait"})) return Lane::kSkip;
+  if (low == "host") return Lane::kHost;  // the host lane (docs/host.md): CPU time, not GPU work
   if (has({"comm", "send", "recv", "p2p", "nccl"})) return Lane::kComm;
   return Lane::kCompute;
 }
@@ -162,6 +163,11 @@ void read_trace(SimulatedRun& run, const RankChoice& choice, const KernelClassTa
     const auto lane = lanes.find(t.lane);
     const Lane kind = lane == lanes.end() ? Lane::kUnknown : lane->second;
     if (kind == Lane::kSkip) continue;
+    if (kind == Lane::kHost) {
+      run.host_ms = run.host_ms.value_or(0) + (t.end_us - t.start_us) * 1e-3;
+      ++run.host_tasks;
+      continue;
+    }
     auto it = classified.find({t.name, t.lane});
     if (it == classified.end()) {
       it = classified.emplace(std::make_pair(t.name, t.lane), classify(table, c.names[t.name], kind)).first;

@@ -8,7 +8,7 @@
 //   - thread_name metadata (ph "M", name "thread_name", args.name) naming each lane: a lane whose name mentions
 //     comm, send, recv, p2p or nccl holds communication ("tp comm", "dp comm", "pp send/recv"), any other lane
 //     compute ("compute", "recompute", "optimizer"); "sync" / "barrier" / "wait" lanes are not GPU work and are
-//     skipped. Without the metadata, the task name alone decides, through the kernel class table.
+//     skipped; the "host" lane is the CPU issuing the kernels (docs/host.md), summed apart. Without the metadata, the task name alone decides, through the kernel class table.
 // Everything else (flows, counters, args, process names) is ignored. The step is the trace's whole span over all
 // ranks, from its first event to its last: a rank waiting for a pipeline peer is idle (bubble) in that window.
 #pragma once
@@ -42,6 +42,8 @@ struct SimulatedRun {
   bool preferred_rank_missing = false;   // RankChoice::preferred was given but is not in the trace
   std::optional<StepBreakdown> step;     // from the trace
   std::vector<OurOp> ops;                // from the trace, by total time
+  std::optional<double> host_ms;         // the host lane's busy time (absent: no host task on the rank)
+  int64_t host_tasks = 0;
   std::optional<double> summary_step_ms;           // summary.json step_time_ms
   std::optional<double> peak_alloc_bytes;          // summary.json peak_alloc_bytes_max
   std::optional<double> peak_reserved_bytes;       // summary.json peak_reserved_bytes_max

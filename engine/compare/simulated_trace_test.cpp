@@ -39,11 +39,20 @@ TEST(SimulatedTrace, BreaksDownTheChosenRankOverTheWholeStep) {
   EXPECT_DOUBLE_EQ(s.exposed_comm_ms, 0.45);
   // Busy [0, 1150) + [1200, 1600) = 1550 of 2000 µs.
   EXPECT_DOUBLE_EQ(s.idle_ms, 0.45);
-  // Neither the zero-time barrier nor the 40 µs wait on the "sync" lane is GPU work.
+  // Neither the zero-time barrier nor the 40 µs wait on the "sync" lane is GPU work, nor the host lane's two
+  // tasks (60 + 30 µs of CPU time, summed apart).
   EXPECT_EQ(s.kernels, 10);
+  EXPECT_DOUBLE_EQ(run.host_ms.value_or(-1), 0.09);
+  EXPECT_EQ(run.host_tasks, 2);
   // "dp.grad_sync" matches no comm rule but runs on the "dp comm" lane: comm, subclass other.
   EXPECT_EQ(s.comm_kernels,
             (std::map<std::string, int64_t>{{"all_reduce", 1}, {"other", 1}, {"reduce_scatter", 1}, {"send_recv", 1}}));
+}
+
+TEST(SimulatedTrace, ARankWithoutAHostLaneHasNoHostTime) {
+  const SimulatedRun run = load_simulated_run(kTrace, RankChoice{0, std::nullopt}, table());
+  EXPECT_FALSE(run.host_ms.has_value());
+  EXPECT_EQ(run.host_tasks, 0);
 }
 
 TEST(SimulatedTrace, PreferredRankMissingFallsBackToTheLowest) {

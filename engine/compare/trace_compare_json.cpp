@@ -44,6 +44,8 @@ OJson ours_json(const Comparison& c) {
   j["peak_alloc_bytes"] = optional_number(c.ours.peak_alloc_bytes);
   j["peak_reserved_bytes"] = optional_number(c.ours.peak_reserved_bytes);
   j["step"] = step_json(c.ours_step, c.classes);
+  j["host_ms"] = optional_number(c.ours.host_ms);
+  j["host_tasks"] = c.ours.host_tasks;
   return j;
 }
 
@@ -78,6 +80,9 @@ OJson insight_json(const TraceInsight& t) {
   const IdleSplit& d = t.idle;
   j["main_stream_idle_ms_per_step"] = {{"total", d.idle_ms}, {"host_bound", d.host_bound_ms},
                                        {"waiting_on_another_stream", d.other_stream_ms}, {"other", d.other_ms}};
+  const HostThread& h = t.host;
+  j["host_thread"] = {{"pid", h.pid}, {"tid", h.tid}, {"busy_ms_per_step", h.busy_ms},
+                      {"launches_per_step", h.launches}, {"step_ms", h.step_ms}};
   return j;
 }
 

@@ -121,6 +121,22 @@ std::string insight_tables(const Comparison& c) {
   out << "main stream idle (ms per step): " << fmt("%.3f", d.idle_ms) << " = host-bound " << fmt("%.3f", d.host_bound_ms)
       << " + waiting on another stream " << fmt("%.3f", d.other_stream_ms) << " + other " << fmt("%.3f", d.other_ms)
       << "\n";
+  // The host lane beside the real thread that launched the kernels (docs/host.md).
+  const HostThread& h = t.host;
+  out << "host (ms per step): ours ";
+  if (c.ours.host_ms) {
+    out << fmt("%.3f", *c.ours.host_ms) << " (" << c.ours.host_tasks << " host tasks)";
+  } else {
+    out << "- (no host time: the system config has no \"host\", or the simumax fidelity)";
+  }
+  out << "; real ";
+  if (h.tid >= 0) {
+    out << fmt("%.3f", h.busy_ms) << " busy of " << fmt("%.3f", h.step_ms) << " (thread " << h.tid << ", "
+        << fmt("%.0f", h.launches) << " launches per step)";
+  } else {
+    out << "- (no launch in a profiled step)";
+  }
+  out << "\n";
   if (c.ops.empty()) return out.str();
   out << "\nours vs real, op by op (median per call; by our cost, first " << std::min(c.top_n, c.ops.size()) << " of "
       << c.ops.size() << ")\n";

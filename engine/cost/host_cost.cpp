@@ -46,7 +46,9 @@ void HostTime::add(const HostTime& o, int64_t repeat) {
   sync_bwd = sync_bwd || o.sync_bwd;
 }
 
-bool host_lane(const config::StrategyConfig& st) { return st.megatron(); }
+bool host_lane(const config::Scenario& s) {
+  return s.strategy.megatron() && (s.system.host.launch_us > 0 || s.system.host.op_us > 0);
+}
 
 double launch_seconds(const config::SystemConfig& sys, double launches) {
   return launches * sys.host.launch_us * 1e-6 / sys.host.cpu_speed;
@@ -55,7 +57,7 @@ double launch_seconds(const config::SystemConfig& sys, double launches) {
 HostTime host_block(const config::Scenario& s, model::BlockKind kind, const model::OpList& ops,
                     std::vector<OpCost>& costs) {
   HostTime sum;
-  if (!host_lane(s.strategy)) return sum;
+  if (!host_lane(s)) return sum;
   const config::HostConfig& h = s.system.host;
   const bool moe = std::any_of(ops.begin(), ops.end(), [](const model::Op& op) { return op.name == "mlp.router"; });
   const double op_s = h.op_us * 1e-6 / h.cpu_speed;

@@ -19,8 +19,10 @@ struct HostTime {
   void add(const HostTime& o, int64_t repeat);
 };
 
-// True when the host lane is modelled: the megatron fidelity (the simumax fidelity is SimuMax's GPU-only model).
-bool host_lane(const config::StrategyConfig& st);
+// True when the host lane is modelled: the megatron fidelity (the simumax fidelity is SimuMax's GPU-only model)
+// with a host that costs time (launch_us or op_us above 0; without, the lane and its synchronisations would leave
+// every task where it is and only add edges).
+bool host_lane(const config::Scenario& s);
 
 // Host seconds of `launches` kernel launches on `sys`'s host (HostConfig: launch_us / cpu_speed).
 double launch_seconds(const config::SystemConfig& sys, double launches);

@@ -66,7 +66,7 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
   intern_names(schedule::Pass::kForward);
   intern_names(schedule::Pass::kBackward);
   plan_overlap();
-  if (cost::host_lane(s.strategy)) {
+  if (cost::host_lane(s)) {
     b.enable_host_lane();
     const char* const what[5] = {"host.fwd", "host.bwd_input", "host.bwd_weight", "host.bwd", "host.recompute"};
     for (int p = 0; p < 5; ++p) host_names_[p] = b.name(what[p]);

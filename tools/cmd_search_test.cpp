@@ -190,7 +190,9 @@ TEST_P(SearchCliError, ExitsWithCode2AndOneClearLine) {
                                    "8192",
                                    "-q",
                                    "-o",
-                                   out_dir("bad")};
+                                   // One folder per case: ctest -j runs them side by side, and
+                                   // out_dir's remove_all of a shared one raced another case's run.
+                                   out_dir("bad_" + std::string(GetParam().name))};
   args.insert(args.end(), GetParam().args.begin(), GetParam().args.end());
   const auto r = run_cli(args);
   EXPECT_EQ(r.exit_code, 2);

@@ -197,6 +197,10 @@ def _strategy(args, world, r):
         r.blocking.append(f"world size {world} is not a multiple of tp*pp*cp = {tp * pp * cp}")
         return
     dp = world // (tp * pp * cp)
+    if cp > 1:
+        # arguments.py --cp-comm-type defaults to p2p: TE's ring attention (AttnFuncWithCPAndKVP2P). The model
+        # has SimuMax's a2a context parallelism only (docs/host.md: these cases stay fast once the host is fitted).
+        r.listed.append("--cp-comm-type p2p (Megatron's default): TE's ring attention, priced as a2a")
     mbs = _int(args, "--micro-batch-size", 1)
     gbs = _int(args, "--global-batch-size", mbs * dp)
     if gbs % (mbs * dp):

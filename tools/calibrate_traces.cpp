@@ -159,6 +159,14 @@ LearntSystem learn_from_traces(const std::vector<std::string>& traces, const std
     if (p.insight.launch.kernels > 0) {
       launch_us.push_back(p.insight.launch.median_launch_us);
       launches += p.insight.launch.kernels;
+      // What the launching thread spends per kernel in all (its operators' dispatch included): what launch_us
+      // would be with op_us 0, read as an upper bound (its blocking calls count as busy).
+      const compare::HostThread& h = p.insight.host;
+      if (h.launches > 0) {
+        std::printf("%s: host thread %lld busy %.3f of %.3f ms per step for %.0f launches: %.1f us per launch in "
+                    "all (an upper bound of launch_us with op_us 0)\n", t.c_str(), static_cast<long long>(h.tid),
+                    h.busy_ms, h.step_ms, h.launches, 1e3 * h.busy_ms / h.launches);
+      }
     }
   }
   evidence = calibrate::finish(std::move(entries), calls, std::move(evidence), matmul->second.tflops);

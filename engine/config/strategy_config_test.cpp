@@ -54,6 +54,7 @@ TEST(StrategyConfig, ReadsFieldsAndDefaults) {
   EXPECT_EQ(s.te_version, std::nullopt);
   EXPECT_EQ(s.te_cp_a2a_save_pre_posta2a_min_version, (std::vector<int>{2, 8, 0}));
   EXPECT_EQ(s.te_grouped_linear_dummy_wgrad_min_version, (std::vector<int>{2, 10, 0}));
+  EXPECT_FALSE(s.deterministic_mode);  // ours: off unless the strategy says so
 }
 
 TEST(StrategyConfig, AppliesSanityCheckSideEffects) {
@@ -225,6 +226,8 @@ INSTANTIATE_TEST_SUITE_P(
         StrategyErrorCase{"ce_impl", R"({"cross_entropy_fusion_impl": "apex"})",
                           "/cross_entropy_fusion_impl: expected one of \"te\", \"native\", got \"apex\"; valid names: "
                           "te, native"},
+        StrategyErrorCase{"deterministic_mode", R"({"deterministic_mode": "yes"})",
+                          "/deterministic_mode: expected true or false, got \"yes\""},
         StrategyErrorCase{"cublas_config", R"({"cublas_workspace_config": "4096:8"})",
                           "/cublas_workspace_config: expected PyTorch's CUBLAS_WORKSPACE_CONFIG format "
                           "\":SIZE_KiB:COUNT\" (repeatable, e.g. \":4096:8\" or \":4096:2:16:8\"), at most 4 GiB in all, got \"4096:8\""}),

@@ -381,6 +381,7 @@ TEST(Calibrate, LearnsTheHostFromATraceAndFitsItsOpTimeOnStepTimes) {
                              SIMUMAX_SHARED_DIR "/simumax-configs/strategy/tp1_pp2_dp4_mbs1.json", "--system", out},
                             dir / "run");
   EXPECT_GT(s["step_time_ms"].get<double>(), 0);
+  EXPECT_EQ(s["host"], sys["host"]);  // summary.json says which host the lane ran with
   // Three host parameters that step times cannot tell apart: refused before any run.
   r = run_cli({"calibrate", cases, "--shared", ".", "--params", "launch_us,op_us,cpu_speed", "-o",
                (dir / "y.json").string()});

@@ -7,6 +7,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/units.hpp"
+#include "engine/cost/host_cost.hpp"
 #include "engine/report/simumax_strings.hpp"
 
 namespace simumax::report {
@@ -143,6 +144,7 @@ Summary summarize(const config::Scenario& s, const model::StepModel& m, const co
     out.kernel_floor_us = s.system.calibration.kernel_floor_us.value_or(s.system.bandwidth.at("default").latency_us);
     out.calibration_source = s.system.calibration_source;
   }
+  if (cost::host_lane(s)) out.host = s.system.host;
   out.step_time_ms = common::ms(timing.makespan_s);
   // The pipeline ends when the last forward, backward or transfer of a micro-batch does (the flush barrier,
   // unless overlapped DP buckets are still in flight: their exposed tail is DP time, not pipeline bubble).

@@ -79,6 +79,9 @@ struct Summary {
   std::optional<config::Calibration> calibration;
   double kernel_floor_us = 0;           // the floor in force (the calibration's, else the default latency)
   std::string calibration_source;
+  // Megatron fidelity with a host that costs time (cost::host_lane): the host lane's parameters, from the system
+  // config's "host" (docs/host.md); absent: no host lane.
+  std::optional<config::HostConfig> host;
   int64_t efficiency_table_misses = 0;  // GEMM/SDP shapes not found in the tables (fallback efficiency)
   // Each missing shape by compute op (SimuMax's system.miss_efficiency), sorted; `misses_interpolated`: every
   // one was priced from the nearest measured shapes (megatron fidelity) rather than the flat efficient_factor.

@@ -56,6 +56,9 @@ std::string summary_json(const Summary& s) {
                         {"kernel_floor_us", s.kernel_floor_us},
                         {"source", s.calibration_source}};
   }
+  if (s.host) {
+    j["host"] = {{"launch_us", s.host->launch_us}, {"op_us", s.host->op_us}, {"cpu_speed", s.host->cpu_speed}};
+  }
   j["executor"] = s.executor;
   j["granularity"] = s.granularity;
   j["rank_scope"] = s.scope;

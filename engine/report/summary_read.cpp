@@ -129,6 +129,12 @@ Summary read_summary(const std::string& path) {
     s.kernel_floor_us = need_number(d, *c, "/calibration", "kernel_floor_us");
     s.calibration_source = need_string(d, *c, "/calibration", "source");
   }
+  if (const Json* h = html::maybe(d, r, "", "host", "object")) {
+    s.host = config::HostConfig{};
+    s.host->launch_us = need_number(d, *h, "/host", "launch_us");
+    s.host->op_us = need_number(d, *h, "/host", "op_us");
+    s.host->cpu_speed = need_number(d, *h, "/host", "cpu_speed");
+  }
   s.executor = need_string(d, r, "", "executor");
   s.granularity = need_string(d, r, "", "granularity");
   s.scope = need_string(d, r, "", "rank_scope");

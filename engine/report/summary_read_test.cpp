@@ -42,6 +42,7 @@ Summary every_field() {
   s.calibration = config::Calibration{0.125, std::nullopt};
   s.kernel_floor_us = 3.5;
   s.calibration_source = "shipped";
+  s.host = config::HostConfig{12.5, 150, 2};
   s.executor = "sim";
   s.granularity = "layer";
   s.scope = "all ranks";

@@ -82,6 +82,11 @@ std::string summary_table(const Summary& s) {
                   s.calibration->compute_derate, s.kernel_floor_us);
     out += line + s.calibration_source + ")\n";
   }
+  if (s.host) {
+    std::snprintf(line, sizeof line, "host       launch %.4g us, op %.4g us, cpu speed %.4g (the host lane: the system "
+                  "config's \"host\")\n", s.host->launch_us, s.host->op_us, s.host->cpu_speed);
+    out += line;
+  }
   out += miss_lines(s);
   out += "\nstage kind   layers  fwd/mb ms  bwd/mb ms  bubble ms  dp comm ms  optim ms  end ms      "
          "peak alloc GiB  reserved GiB  weights  grads  optim  activ.  transient  fits  headroom GiB\n";

@@ -184,7 +184,7 @@ LearntSystem learn_from_traces(const std::vector<std::string>& traces, const std
     std::printf("host: nothing learnt: %lld kernel launch call%s in the profiled steps (at least %lld needed)\n",
                 static_cast<long long>(launches), launches == 1 ? "" : "s", static_cast<long long>(kMinLaunches));
   } else {
-    host = report::system_file_has_host(system) ? sys.host : config::HostConfig{};
+    host = sys.host_given ? sys.host : config::HostConfig{};
     host->launch_us = common::median_of(launch_us);
     std::printf("host.launch_us: %.2f us (the median launch call of %lld kernels in %zu trace%s)\n", host->launch_us,
                 static_cast<long long>(launches), launch_us.size(), launch_us.size() == 1 ? "" : "s");

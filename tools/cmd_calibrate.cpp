@@ -155,13 +155,10 @@ LearntSystem learn_for_cases(const CalibrateArgs& a, std::vector<calibrate::Case
 // runs); the fitted host parameters from their defaults, the others as the system's "host" has them (a launch time
 // --trace measured, say), or at their defaults when it has none and a host parameter is fitted (else the lane
 // stays free, as the runs were simulated before).
-calibrate::Machine start_machine(const config::Scenario& s, const std::vector<calibrate::Param>& params,
-                                 const std::string* learnt_json) {
+calibrate::Machine start_machine(const config::SystemConfig& sys, const std::vector<calibrate::Param>& params) {
   calibrate::Machine m;
   const bool fits_host = std::any_of(params.begin(), params.end(), calibrate::is_host);
-  const bool has_host = learnt_json ? report::system_text_has_host(*learnt_json, s.system_path)
-                                    : report::system_file_has_host(s.system_path);
-  m.host = has_host || !fits_host ? s.system.host : config::HostConfig{};
+  m.host = sys.host_given || !fits_host ? sys.host : config::HostConfig{};
   const config::HostConfig defaults;
   for (calibrate::Param p : params) {
     if (p == calibrate::Param::kLaunchUs) m.host.launch_us = defaults.launch_us;
@@ -187,7 +184,7 @@ int do_calibrate(const CalibrateArgs& a) {
   check_one_machine(cases);
   std::optional<LearntSystem> learnt;
   if (!a.traces.empty()) learnt = learn_for_cases(a, cases);
-  const calibrate::Machine start = start_machine(cases.front().scenario, params, learnt ? &learnt->json : nullptr);
+  const calibrate::Machine start = start_machine(cases.front().scenario.system, params);
   std::fprintf(stderr, "calibrating %zu parameter(s) on %zu case(s) of %s...\n", params.size(), cases.size(),
                cases.front().scenario.system_path.c_str());
   const auto before = calibrate::relative_errors(cases, start);

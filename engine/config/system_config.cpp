@@ -270,6 +270,7 @@ SystemConfig parse_system(const Json& json, const ConfigOrigin& origin) {
   // the shipped calibrations are refitted with it (docs/host.md); "host": {} takes the measured defaults.
   if (auto h = r.optional_object("host")) {
     sys.host = read_host(std::move(*h));
+    sys.host_given = true;
   } else {
     sys.host.launch_us = 0;
   }

@@ -131,7 +131,8 @@ struct SystemConfig {
   Calibration calibration;
   MeasuredCollectives measured_collectives;
   std::optional<Workspaces> workspaces;  // "workspaces"; absent: no framework workspace is modelled
-  HostConfig host;                       // "host"; absent: the defaults
+  HostConfig host;                       // "host"; absent: the defaults with launch_us 0 (no lane)
+  bool host_given = false;               // the config has a "host" object
   // Where `calibration` came from: "system config" (its "calibration" key), "shipped: <evidence>" (ours for its
   // sys_name, shipped_calibration.hpp), or "none" (the defaults).
   std::string calibration_source = "none";

@@ -109,8 +109,8 @@ void GraphBuilder::host_waits(uint32_t rank) {
   auto& c = frontier(rank, kComputeStream);
   auto& h = frontier(rank, kHostStream);
   // GPU tasks an earlier synchronisation left here precede the compute stream's frontier now: drop them, or a
-  // lane without host tasks (launch_us 0) would gather every synchronisation's and each GPU task would take an
-  // edge from all of them.
+  // lane without host tasks between its synchronisations (every pass captured in a CUDA graph) would gather
+  // every synchronisation's and each GPU task would take an edge from all of them.
   std::erase_if(h, [&](uint32_t id) { return g_.tasks[id].kind != TaskKind::kHost; });
   h.insert(h.end(), c.begin(), c.end());
 }

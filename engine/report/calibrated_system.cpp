@@ -106,14 +106,6 @@ std::string calibrated_system_json_text(const std::string& system_text, const st
   return j.dump(1) + "\n";
 }
 
-bool system_text_has_host(const std::string& system_text, const std::string& label) {
-  return parse_object(system_text, label).contains("host");
-}
-
-bool system_file_has_host(const std::string& system_path) {
-  return system_text_has_host(read_text(system_path), system_path);
-}
-
 std::string system_with_host_json(const std::string& system_text, const std::string& label,
                                   const config::HostConfig& host) {
   nlohmann::ordered_json j = parse_object(system_text, label);

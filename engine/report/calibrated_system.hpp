@@ -22,9 +22,6 @@ std::string calibrated_system_json(const std::string& system_path, const config:
 std::string calibrated_system_json_text(const std::string& system_text, const std::string& label,
                                         const config::Calibration& c, const std::string& note,
                                         const std::optional<config::HostConfig>& host = {});
-// Whether `system_text`'s JSON has a "host" key (without one the host lane costs nothing, config::read_system).
-bool system_text_has_host(const std::string& system_text, const std::string& label);
-bool system_file_has_host(const std::string& system_path);
 // `system_text`'s JSON with "host" set to `host` (the launch time a trace measured), every other key kept.
 std::string system_with_host_json(const std::string& system_text, const std::string& label,
                                   const config::HostConfig& host);

@@ -7,6 +7,7 @@
 #include <re2/re2.h>
 
 #include "engine/common/error.hpp"
+#include "engine/common/json_depth.hpp"
 #include "engine/report/trace_file.hpp"
 
 namespace simumax::compare {
@@ -143,6 +144,7 @@ struct TableParser {
   }
 
   void parse(const std::string& body) {
+    common::require_json_depth(body, label);
     Json root;
     try {
       root = Json::parse(body);

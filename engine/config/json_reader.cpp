@@ -13,6 +13,7 @@
 
 #include "engine/common/edit_distance.hpp"
 #include "engine/common/error.hpp"
+#include "engine/common/json_depth.hpp"
 #include "engine/common/logging.hpp"
 
 namespace simumax::config::detail {
@@ -21,17 +22,7 @@ using common::ConfigError;
 
 namespace {
 
-// "line L, column C" of the byte at `offset` in `text`.
-std::string line_column(const std::string& text, size_t offset) {
-  size_t line = 1, line_start = 0;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
-  return "line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1);
-}
+using common::line_column;
 
 // nlohmann reports the byte offset of the last character it read; users need line and column.
 std::string parse_error_message(const std::string& text, const Json::parse_error& e) {
@@ -148,6 +139,7 @@ void check_duplicate_keys(const std::string& text, const std::string& label) {
 }  // namespace
 
 Json parse_json_text(const std::string& text, const std::string& label) {
+  common::require_json_depth(text, label);
   try {
     Json doc = Json::parse(text);
     check_duplicate_keys(text, label);

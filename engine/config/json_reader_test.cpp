@@ -25,6 +25,19 @@ TEST(JsonReader, ParseErrorAtEndOfFileNamesLastLine) {
             "input; expected '}'");
 }
 
+// A value copied or printed recurses once per level: 200,000 levels overflowed the stack (issue 32).
+TEST(JsonReader, DeepNestingIsRefusedBeforeParsing) {
+  const std::string deep = "{\"a\": \"[[[\",\n \"b\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+  const auto e = expect_config_error([&] { parse_json_text(deep, "deep.json"); });
+  // The brackets inside the string do not count: the 100th '[' of "b" is the 101st level.
+  EXPECT_EQ(std::string(e.what()),
+            "deep.json: nested deeper than 100 levels (line 2, column 106): no input of simumax-sim nests so deep");
+  const std::string limit = "{\"b\": " + std::string(99, '[') + std::string(99, ']') + "}";
+  EXPECT_NO_THROW(parse_json_text(limit, "limit.json"));
+  EXPECT_THROW(parse_json_text("{\"b\": " + std::string(100, '[') + std::string(100, ']') + "}", "over.json"),
+               common::ConfigError);
+}
+
 TEST(JsonReader, MissingFileReportsCannotOpen) {
   const auto e = expect_config_error([] { parse_json_file("/nonexistent/model.json"); });
   EXPECT_EQ(std::string(e.what()), "/nonexistent/model.json: cannot open file: No such file or directory");

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.hpp"
+#include "engine/common/json_depth.hpp"
 
 namespace simumax::config {
 
@@ -18,6 +19,7 @@ Json read_json_object(const std::string& path) {
   if (!in) throw common::ConfigError(path, "", "cannot open file");
   std::stringstream text;
   text << in.rdbuf();
+  common::require_json_depth(text.str(), path);
   Json j;
   try {
     j = Json::parse(text.str());

@@ -9,27 +9,19 @@
 #include "engine/config/efficiency_test_output.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/measure/kernel_problem.hpp"
+#include "engine/report/record_fields.hpp"
 #include "engine/report/text_file.hpp"
 
 namespace simumax::measure {
 
-namespace {
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-}  // namespace
+using report::csv_text;
 
 std::string measurements_csv(const std::vector<RawMeasurement>& rows) {
   std::string out = "kind,name,key,bytes,flops,median_us,min_us,max_us,repetitions,value,source\n";
   for (const auto& r : rows) {
-    out += fmt::format("{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{}\n", csv_field(r.kind),
-                       csv_field(r.name), csv_field(r.key), r.bytes, r.flops, r.median_us, r.min_us, r.max_us,
-                       r.repetitions, r.value, csv_field(r.source));
+    out += fmt::format("{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{}\n", csv_text(r.kind),
+                       csv_text(r.name), csv_text(r.key), r.bytes, r.flops, r.median_us, r.min_us, r.max_us,
+                       r.repetitions, r.value, csv_text(r.source));
   }
   return out;
 }

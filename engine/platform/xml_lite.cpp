@@ -75,11 +75,13 @@ class Parser {
     advance_to(end == std::string_view::npos ? text_.size() : end);
     for (size_t i = begin; i < pos_; ++i) {
       if (is_space(text_[i])) continue;
-      std::string snippet(text_.substr(i, std::min<size_t>(20, pos_ - i)));
-      if (const size_t nl = snippet.find('\n'); nl != std::string::npos) snippet.resize(nl);
+      // Where, never what: the file may be any file the user named (--platform /etc/passwd).
+      const size_t line_start = text_.rfind('\n', i);
+      const size_t column = i - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
       const std::string what = stack_.empty() ? "" : describe(doc_.elements[stack_.back()]);
       fail(start_line + static_cast<int>(std::count(text_.begin() + begin, text_.begin() + i, '\n')), what,
-           "unexpected text \"" + snippet + "\" (platform files hold only elements)");
+           "unexpected text at column " + std::to_string(column) +
+               " (platform files hold only elements: is this a SimGrid platform XML?)");
     }
   }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.hpp"
+#include "engine/common/json_depth.hpp"
 #include "engine/report/measured_system.hpp"
 
 namespace simumax::report {
@@ -13,6 +14,7 @@ namespace simumax::report {
 namespace {
 
 nlohmann::ordered_json parse_object(const std::string& text, const std::string& label) {
+  common::require_json_depth(text, label);
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw common::ConfigError(label, "", "is not a JSON object");
   return j;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.hpp"
+#include "engine/common/json_depth.hpp"
 
 namespace simumax::report {
 
@@ -28,6 +29,7 @@ std::string measured_system_json(const std::string& base_system_path, const Meas
   if (!in) throw common::ConfigError(file, "", "cannot open file");
   std::stringstream text;
   text << in.rdbuf();
+  common::require_json_depth(text.str(), file);
   Json j = Json::parse(text.str(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw common::ConfigError(file, "", "is not a JSON object");
   Json& acc = child(j, "accelerator", file, "");

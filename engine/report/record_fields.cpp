@@ -2,10 +2,12 @@
 
 #include <charconv>
 #include <cmath>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.hpp"
+#include "engine/common/json_depth.hpp"
 #include "engine/report/text_file.hpp"
 
 namespace simumax::report {
@@ -45,12 +47,7 @@ class CsvSink final : public FieldSink {
     const auto res = std::to_chars(buf, buf + sizeof buf, v);  // shortest text that reads back the same
     cell(key, std::string(buf, res.ptr));
   }
-  void text(const std::string& key, const std::string& s) override {
-    if (s.find_first_of(",\"\n") == std::string::npos) return cell(key, s);
-    std::string quoted = "\"";
-    for (char ch : s) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    cell(key, quoted + "\"");
-  }
+  void text(const std::string& key, const std::string& s) override { cell(key, csv_text(s)); }
   std::string take() { return std::move(line_) + "\n"; }
 
  private:
@@ -121,6 +118,7 @@ void RecordsJsonFile::close() {
 std::string record_line(const Fields& record) { return object_of(record).dump(); }
 
 void replay_record_line(const std::string& line, const std::string& label, FieldSink& sink) {
+  common::require_json_depth(line, label);
   Json j;
   try {
     j = Json::parse(line);
@@ -147,6 +145,15 @@ bool RecordValues::has(const std::string& key) const {
     if (k == key) return true;
   }
   return false;
+}
+
+std::string csv_text(const std::string& s) {
+  const bool formula = !s.empty() && std::string_view("=+-@\t\r").find(s.front()) != std::string_view::npos;
+  const std::string text = formula ? "'" + s : s;
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char ch : text) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return quoted + "\"";
 }
 
 std::string csv_header(const Fields& record) {

@@ -100,8 +100,13 @@ class RecordValues final : public FieldSink {
   std::vector<std::pair<std::string, std::string>> texts_;
 };
 
+// A text cell of a CSV file: quoted when it holds a comma, a quote or a newline; and one that a spreadsheet would
+// run as a formula (it begins with =, +, -, @, a tab or a carriage return: "=HYPERLINK(...)" in a case name) is
+// kept as text by a leading apostrophe (OWASP's "CSV injection").
+std::string csv_text(const std::string& s);
+
 // CSV: the header line of a record's keys, and a record's line (null -> empty cell, a double in its shortest text
-// that reads back the same, quotes around a cell holding a comma, a quote or a newline).
+// that reads back the same, a text as csv_text writes it).
 std::string csv_header(const Fields& record);
 std::string csv_line(const Fields& record);
 // The header of the first record, then every record's line; "" when there is none.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engine/common/error.hpp"
+#include "engine/common/json_depth.hpp"
 
 namespace simumax::report::html {
 
@@ -35,6 +36,7 @@ JsonDoc read_json_doc(const std::string& path, const char* drop_key) {
   std::stringstream text;
   text << in.rdbuf();
   if (in.bad()) throw ConfigError(path, "", "cannot read file");
+  common::require_json_depth(text.str(), path);
   JsonDoc d{path, Json()};
   try {
     if (drop_key) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.hpp"
+#include "engine/common/json_depth.hpp"
 
 namespace simumax::report {
 
@@ -21,6 +22,7 @@ std::string pointer_of(const std::string& key) {
 }  // namespace
 
 std::string inline_scenario_text(const std::string& body) {
+  common::require_json_depth(body, "request");
   Json j;
   try {
     j = Json::parse(body);

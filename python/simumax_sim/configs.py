@@ -16,6 +16,26 @@ from collections.abc import Mapping
 
 from simumax_sim import _core
 
+# The engine's limit (engine/common/json_depth.hpp): copying or writing a deeper value would recurse past
+# Python's limit, and no config nests beyond a few levels.
+_MAX_DEPTH = 100
+
+
+def _check_depth(value, where):
+    """Raises ConfigError when `value` (dicts and lists) nests deeper than the engine reads; iterative."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, Mapping):
+            children = v.values()
+        elif isinstance(v, (list, tuple)):
+            children = v
+        else:
+            continue
+        if depth > _MAX_DEPTH:
+            raise _core.ConfigError(f"{where}: nested deeper than {_MAX_DEPTH} levels: no config nests so deep")
+        stack.extend((c, depth + 1) for c in children)
+
 
 class _Config:
     _kind = ""
@@ -40,6 +60,7 @@ class _Config:
         """A config from a dict of SimuMax's fields (copied); it is checked when PerfLLM.configure reads it."""
         if not isinstance(data, Mapping):
             raise TypeError(f"{cls.__name__}.init_from_dict: expected a dict, got {type(data).__name__}")
+        _check_depth(data, f"<{cls._kind}_config dict>")
         return cls(copy.deepcopy(dict(data)))
 
     @classmethod
@@ -69,6 +90,7 @@ class _Config:
                              f"SimuMax's default applies in the engine)")
 
     def __setattr__(self, name, value):
+        _check_depth(value, f"{self.label()}: {name}")
         self._data[name] = value
         if name not in self._changed:
             self._changed.append(name)

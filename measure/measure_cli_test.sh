@@ -47,6 +47,12 @@ expect_error "is not in" "$bin" import --system "$src/platforms/b200_bf16.json" 
   --nccl-tests "$src/tests/data/nccl_tests/mooncake-pr3484-all_reduce-8gpu.txt:nvlink:all_reduce" -o "$out/x"
 expect_error "different numbers of ranks" env SLURM_PROCID=0 SLURM_NTASKS=12 SLURM_LOCALID=0 SLURM_TASKS_PER_NODE=8,4 \
   "$bin" run --sweep --system "$src/platforms/b200_bf16.json" -o "$out/x"
+# Usage errors exit 2 like every other error (CLI11's own code was 106).
+expect_error "max-bytes" "$bin" run --max-bytes 5 --system "$src/platforms/b200_bf16.json" -o "$out/x"
+expect_error "not expected" "$bin" shapes --no-such-flag
+expect_error "fit-min-bytes = nan" "$bin" import --system "$src/platforms/b200_bf16.json" \
+  --nccl-tests "$src/tests/data/nccl_tests/mooncake-pr3484-all_reduce-8gpu.txt:high_intra_node:all_reduce" \
+  --fit-min-bytes nan -o "$out/x"
 if ! nvidia-smi -L > /dev/null 2>&1; then
   # A build with CUDA and cuDNN finds no GPU; one without says what it lacks (cuDNN first: the sweep has attention).
   expect_error "no CUDA GPU visible\|built without the CUDA toolkit\|built without cuDNN 9\|cuDNN 9 not found" \

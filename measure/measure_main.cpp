@@ -16,6 +16,7 @@
 #include "engine/measure/shape_list.hpp"
 #include "engine/report/text_file.hpp"
 #include "measure/gpu_timing.hpp"
+#include "tools/cli_checks.hpp"
 
 namespace {
 
@@ -256,7 +257,18 @@ int main(int argc, char** argv) {
   run->add_flag("--skip-nccl", run_opts.skip_nccl, "time compute and memory only");
   run->add_flag("--skip-attention", run_opts.skip_attention,
                 "do not time fused attention (cuDNN); its shapes are listed as not timed");
-  CLI11_PARSE(app, argc, argv);
+  // CLI11_PARSE would exit with CLI11's own codes (106 for a failed check): a usage error is 2, as everywhere.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "error: %s (simumax-measure --help lists the options)\n", e.what());
+    return 2;
+  }
+  if (const std::string bad = tools::non_finite_option(app); !bad.empty()) {
+    std::fprintf(stderr, "error: %s\n", bad.c_str());
+    return 2;
+  }
   common::set_log_level("warn");
   try {
     if (*shapes) {

@@ -101,18 +101,16 @@ std::shared_ptr<SearchRun> run_search(const config::Scenario& base, int64_t worl
                                       const std::string& mode, const std::map<std::string, std::string>& lists,
                                       bool uneven_pp, const std::string& objective, double margin_gib, int threads,
                                       size_t max_candidates) {
-  if (world_size < 1 || global_batch_size < 1) {
-    throw common::UsageError("world_size and global_batch_size must be positive");
-  }
   if (threads < 0) throw common::UsageError("threads must be 0 (one per core) or positive");
   auto out = std::make_shared<SearchRun>();
   out->base = base;
   search::SearchRequest& q = out->request;
   q.mode = parse_mode(mode);
-  q.space = search::build_space(q.mode, space_args(lists, uneven_pp), base, world_size);
   q.job = {world_size, global_batch_size, base.strategy.seq_len};
-  q.objective = search::parse_objective(objective);
   q.memory_margin_gib = margin_gib;
+  search::check_request(base, q);  // before the space: a world of 2^40 GPUs is refused, not enumerated
+  q.space = search::build_space(q.mode, space_args(lists, uneven_pp), base, world_size);
+  q.objective = search::parse_objective(objective);
   q.threads = threads;
   q.max_candidates = max_candidates;
   py::gil_scoped_release unlocked;

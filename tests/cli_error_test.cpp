@@ -191,6 +191,29 @@ const std::vector<ErrorCase>& cases() {
       {"UnknownCommand", {"frobnicate"}, "error: unknown command 'frobnicate'; commands: run, validate, calibrate, search, compare, platform, bench, report, serve, sweep"},
       {"ZeroNodes", {"platform", "platforms/b200_bf16.json", "--nodes", "0"},
        "error: --nodes: Value 0 not in range 1 to 1048576"},
+      // Issue 32: a config nested deeper than any is refused before it is copied (200,000 levels crashed); a
+      // number option is finite (nan disabled --max-tasks); a platform of 2^30 GPUs is refused before it is
+      // built (bad_alloc, exit 3); a platform error says where, never what the file holds.
+      {"NestedDeeperThanAnyConfig", model_case("tests/data/config_errors/nested_150.json"),
+       "error: tests/data/config_errors/nested_150.json: nested deeper than 100 levels (line 2, column 112): no input "
+       "of simumax-sim nests so deep"},
+      {"MaxTasksNaN", {"run", "scenarios/default.json", "--max-tasks", "nan", "-q", "-o", "out/nan_tasks"},
+       "error: --max-tasks: expected a finite number, got nan"},
+      {"MemoryMarginInfinite", {"run", "scenarios/default.json", "--memory-margin-gib", "inf", "-q", "-o", "out/inf"},
+       "error: --memory-margin-gib: expected a finite number, got inf"},
+      {"SearchMarginNaN", {"search", "--model", "models/llama3-8b.json", "--system", "platforms/b200_bf16.json",
+                           "--world-size", "8", "--global-batch-size", "32", "--seq-len", "4096",
+                           "--memory-margin-gib", "nan", "-q", "-o", "out/nan_search"},
+       "error: --memory-margin-gib: expected a finite number, got nan"},
+      {"OversubscriptionNaN",
+       {"platform", "platforms/b200_bf16.json", "--topology", "fat-tree", "--oversubscription", "nan"},
+       "error: --oversubscription: expected a finite number, got nan"},
+      {"PlatformOfABillionGpus", {"platform", "platforms/b200_bf16.json", "--nodes", "1048576", "--gpus-per-node", "1024"},
+       "error: --nodes 1048576 x 1024 GPUs per node is 1073741824 GPUs, more than a platform holds (16777216, 2^24)"},
+      {"PlatformIsNotXmlNeverEchoed",
+       {"run", "scenarios/default.json", "--executor", "sim", "--platform", "/etc/passwd", "-q", "-o", "out/passwd"},
+       "error: /etc/passwd: line 1: unexpected text at column 1 (platform files hold only elements: is this a SimGrid "
+       "platform XML?)"},
       {"InvalidJson", {"run", "tests/data/config_errors/invalid_json.json"},
        "error: tests/data/config_errors/invalid_json.json: invalid JSON at line 4, column 19: syntax error while "
        "parsing object - unexpected string literal; expected '}'"},

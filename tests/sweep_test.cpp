@@ -235,6 +235,17 @@ TEST(Sweep, SbatchMissingRejectingOrSilentIsExit2) {
   EXPECT_NE(hung.err.find("sbatch did not answer in 1 s"), std::string::npos) << hung.err;
 }
 
+// A newline in the output folder would end job.sh's comment line and run what follows (issue 32).
+TEST(Sweep, SlurmRefusesAPathThatWouldInjectIntoJobSh) {
+  const fs::path dir = scratch("inject");
+  const std::string sbatch = fake_sbatch(dir, "echo 4242");
+  const std::string out = (dir / "x\ntouch pwned\n").string();
+  const auto r = run_cli({"sweep", kWhatif, "--slurm", "--sbatch", sbatch, "-o", out});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("error: --slurm: -o has a control character"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 // What Slurm would do, by hand: submit (a stand-in sbatch records its arguments), run each array task's command,
 // merge; the merged files equal the local run's byte for byte, and a missing or cut shard is named.
 TEST(Sweep, MergedShardsEqualTheLocalRunAndMissingOnesAreNamed) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "engine/common/error.hpp"
+#include "tools/cli_checks.hpp"
 
 namespace simumax::tools {
 
@@ -26,7 +27,7 @@ void add_engine_options(CLI::App& sub, EngineArgs& a) {
   sub.add_option("--max-tasks", a.max_tasks,
                  "refuse a step estimated above this many tasks before building it (34-48 bytes each)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
 }
 
 void add_output_options(CLI::App& sub, report::RunOutputOptions& a) {
@@ -36,7 +37,7 @@ void add_output_options(CLI::App& sub, report::RunOutputOptions& a) {
       ->capture_default_str();
   sub.add_option("--trace-max-mb", a.trace_max_mb, "refuse to write a trace estimated larger than this (MiB)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub.add_option("--trace-format", a.trace_format,
                  "chrome: trace.json; simumax: SimuMax's tracing_logs.json layout")
       ->capture_default_str()
@@ -44,7 +45,7 @@ void add_output_options(CLI::App& sub, report::RunOutputOptions& a) {
   sub.add_option("--max-output-mb", a.max_output_mb,
                  "refuse to write a trace and memory files estimated larger than this together (MiB)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub.add_flag("--simumax-outputs", a.simumax,
                "also write SimuMax's files under their own names, keys and units: compute_result.json, "
                "mem_result.json, base_info.json, simu_memory_result.json, simu_memory_snapshot.json and "

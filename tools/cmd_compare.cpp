@@ -7,6 +7,7 @@
 #include "engine/common/install_paths.hpp"
 #include "engine/compare/trace_compare.hpp"
 #include "engine/report/text_file.hpp"
+#include "tools/cli_checks.hpp"
 #include "tools/commands.hpp"
 
 namespace simumax::tools {
@@ -58,7 +59,7 @@ std::function<int()> add_compare(CLI::App& app) {
       ->required();
   sub->add_option("--rank", args->rank, "our rank to compare (default: the real trace's rank if ours has it, else "
                                         "the lowest rank in our trace)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   sub->add_option("--kernel-classes", args->kernel_classes,
                   "kernel classification table (default: $SIMUMAX_KERNEL_CLASSES, else data/kernel_classes.json "
                   "of the installed data folder, share/simumax-sim beside bin/)");

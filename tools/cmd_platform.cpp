@@ -30,6 +30,12 @@ struct PlatformArgs {
 platform::PlatformSpec make_spec(const PlatformArgs& a) {
   config::SystemConfig sys = config::load_system_file(a.system);
   if (a.gpus_per_node > 0) sys.num_per_node = a.gpus_per_node;
+  if (a.nodes * sys.num_per_node > platform::kMaxPlatformGpus) {  // at most 2^20 x 2^31: no overflow
+    throw common::UsageError("--nodes " + std::to_string(a.nodes) + " x " + std::to_string(sys.num_per_node) +
+                             " GPUs per node is " + std::to_string(a.nodes * sys.num_per_node) +
+                             " GPUs, more than a platform holds (" + std::to_string(platform::kMaxPlatformGpus) +
+                             ", 2^24)");
+  }
   platform::PlatformSpec spec = platform::platform_from_system(sys, a.nodes * sys.num_per_node);
   spec.topology = *platform::parse_topology(a.topology);  // CLI11 checked the name
   spec.oversubscription = a.oversubscription;

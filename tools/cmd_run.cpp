@@ -9,6 +9,7 @@
 #include "engine/report/rank_stats.hpp"
 #include "engine/report/run_folder.hpp"
 #include "engine/report/run_outputs.hpp"
+#include "tools/cli_checks.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
 
@@ -96,7 +97,7 @@ std::function<int()> add_run(CLI::App& app) {
                   "GiB the fit verdict keeps free on every GPU beyond the peak reserved memory (search's default is "
                   "6, SimuMax's gmi_error)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   sub->add_flag("--require-fit", args->require_fit,
                 "exit with code 4 when a stage does not fit in GPU memory (the files are written all the same)");
   sub->footer(

@@ -9,6 +9,7 @@
 #include "engine/search/search.hpp"
 #include "engine/search/search_output.hpp"
 #include "engine/report/text_file.hpp"
+#include "tools/cli_checks.hpp"
 #include "tools/child_process.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
@@ -171,7 +172,7 @@ void add_ranking_options(CLI::App* sub, SearchArgs& a) {
   sub->add_option("--max-candidates", a.max_candidates,
                   "refuse a space with more candidates than this, before evaluating any")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--threads", a.threads, "evaluation threads (0: one per core)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
@@ -191,7 +192,7 @@ std::function<int()> add_search(CLI::App& app, const char* argv0) {
   sub->add_option("--system", a->system, "SimuMax system JSON (GPU memory: accelerator mem_gbs)")->required();
   sub->add_option("--strategy", a->strategy,
                   "SimuMax strategy JSON: the fields the search does not vary (default: SimuMax's defaults)");
-  sub->add_option("--world-size", a->world_size, "number of GPUs")->required()->check(CLI::Range(1, 1 << 24));
+  sub->add_option("--world-size", a->world_size, "number of GPUs")->required()->check(CLI::Range(int64_t{1}, search::kMaxSearchWorldSize));
   sub->add_option("--global-batch-size", a->global_batch_size, "sequences per step")
       ->required()
       ->check(CLI::Range(1, 1 << 30));

@@ -10,6 +10,7 @@
 #include "engine/common/error.hpp"
 #include "engine/report/html_report.hpp"
 #include "engine/report/text_file.hpp"
+#include "tools/cli_checks.hpp"
 #include "tools/child_process.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
@@ -185,11 +186,11 @@ std::function<int()> add_sweep(CLI::App& app) {
       ->check(CLI::Range(0, 4096));
   sub->add_option("--max-cases", a->max_cases, "refuse a sweep of more cases than this, before running any")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   sub->add_option("--case-timeout", a->case_timeout_s,
                   "seconds a case may run before it is stopped and recorded as failed (0: no limit)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   sub->add_flag("-q,--quiet", a->quiet, "print nothing; only write the files");
   sub->add_flag("--slurm", a->slurm,
                 "write a job script and submit it as a Slurm job array (sbatch --array), one shard of cases per task; "

@@ -18,6 +18,7 @@
 #include "engine/report/record_fields.hpp"
 #include "engine/report/text_file.hpp"
 #include "engine/simulate.hpp"
+#include "tools/cli_checks.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
 
@@ -252,7 +253,7 @@ std::function<int()> add_validate(CLI::App& app) {
   sub->add_option("--memory-margin-gib", args->margin_gib,
                   "GiB the fits column keeps free on every GPU beyond the peak reserved memory")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   sub->footer("fits: our peak reserved memory plus the margin within the system's mem_gbs on every stage.");
   return [sub, args]() { return sub->parsed() ? do_validate(*args) : -1; };
 }

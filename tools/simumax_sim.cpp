@@ -5,6 +5,7 @@
 #include "engine/common/error.hpp"
 #include "engine/common/interrupt.hpp"
 #include "engine/common/logging.hpp"
+#include "tools/cli_checks.hpp"
 #include "tools/commands.hpp"
 
 int main(int argc, char** argv) {
@@ -33,6 +34,10 @@ int main(int argc, char** argv) {
       what = std::string("unknown command '") + argv[1] + "'; commands: " + names;
     }
     std::fprintf(stderr, "error: %s\nRun 'simumax-sim --help' for more information.\n", what.c_str());
+    return 2;
+  }
+  if (const std::string bad = simumax::tools::non_finite_option(app); !bad.empty()) {
+    std::fprintf(stderr, "error: %s\n", bad.c_str());
     return 2;
   }
   simumax::common::set_log_level(log_level);

@@ -1,5 +1,6 @@
 #include "tools/sweep_slurm.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 
@@ -104,6 +105,14 @@ std::string submit_sweep(const config::Sweep& s, const std::string& out_dir, con
                              (a.sbatch.find('/') == std::string::npos ? " in PATH" : "") +
                              ": is Slurm installed here? (--sbatch names the program; without --slurm the sweep runs "
                              "on this machine)");
+  }
+  // job.sh names these in comments and commands: a newline in one would start a command of its own.
+  for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"-o", out_dir}, {"the sweep file", s.path},
+                                   {"simumax-sim's path", a.self}}) {
+    if (std::any_of(path.begin(), path.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+      throw common::UsageError(std::string("--slurm: ") + what + " has a control character (a newline, a tab, ...) in "
+                               "its path, which job.sh cannot hold safely: rename it");
+    }
   }
   make_output_folder(out_dir);
   const std::string out = fs::absolute(out_dir).lexically_normal().string();

@@ -7,6 +7,7 @@
 #include "engine/common/split_text.hpp"
 #include "engine/platform/did_you_mean.hpp"
 #include "engine/platform/platform_model.hpp"
+#include "engine/platform/platform_spec.hpp"
 #include "engine/platform/simgrid_units.hpp"
 
 namespace simumax::platform::detail {
@@ -162,7 +163,7 @@ class ClusterCheck {
         const std::optional<int> n = strict_int(value);
         if (!n || *n < 1) fail(what + ": \"" + std::string(value) + "\" must be a whole number >= 1");
         if (v == 1) hosts *= *n;
-        if (hosts > (int64_t{1} << 24)) fail(what + ": too many hosts");
+        if (hosts > kMaxPlatformGpus) fail(what + ": too many hosts");
       }
     }
     if (hosts != static_cast<int64_t>(radicals_.size())) {

@@ -44,6 +44,9 @@ struct PlatformSpec {
   int64_t gpus() const { return nodes * gpus_per_node; }
 };
 
+// The most GPUs (hosts) a platform holds: 2^24, the most ranks a job may have.
+inline constexpr int64_t kMaxPlatformGpus = int64_t{1} << 24;
+
 // The platform of a job of `world_size` ranks on `system`: nodes = ceil(world_size / num_per_node);
 // NVLink per GPU = the intra tier (high_intra_node, or intra_node_pcie_8x when intra_with_pcie) in bytes/s;
 // one NIC per GPU with inter_node.gbps / num_per_node (SimuMax's inter-node tier is per node); single switch.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -249,21 +250,33 @@ config::Scenario load_base(const std::string& model_path, const std::string& sys
   return s;
 }
 
+void check_request(const config::Scenario& base, const SearchRequest& request) {
+  const JobShape& job = request.job;
+  if (job.world_size < 1 || job.world_size > kMaxSearchWorldSize) {
+    throw UsageError(fmt::format("--world-size: expected 1 to {} (2^24) GPUs, got {}", kMaxSearchWorldSize,
+                                 job.world_size));
+  }
+  if (job.global_batch_size < 1) {
+    throw UsageError(fmt::format("--global-batch-size: expected a positive integer, got {}", job.global_batch_size));
+  }
+  const double margin = request.memory_margin_gib;
+  if (!std::isfinite(margin)) throw UsageError(fmt::format("--memory-margin-gib: expected a finite number, got {}", margin));
+  if (margin < 0) throw UsageError(fmt::format("--memory-margin-gib must not be negative, got {}", margin));
+  if (margin * common::kGiB >= base.system.mem_gbs * common::kGiB) {
+    throw UsageError(fmt::format(
+        "--memory-margin-gib {} leaves no memory: the GPU of {} has {} GiB (accelerator mem_gbs); use a margin "
+        "between 0 and {} GiB (SimuMax's gmi_error is 6 to 10)",
+        margin, base.system_path, base.system.mem_gbs, base.system.mem_gbs));
+  }
+}
+
 SearchResult run_search(const config::Scenario& base, const SearchRequest& request, OutcomeStore& store,
                         const ProgressFn& progress, const RecheckFn& recheck) {
   SearchResult r;
   r.gpu_memory_bytes = base.system.mem_gbs * common::kGiB;
   r.fidelity = config::to_string(base.strategy.fidelity);
   r.margin_bytes = request.memory_margin_gib * common::kGiB;
-  if (request.memory_margin_gib < 0) {
-    throw UsageError(fmt::format("--memory-margin-gib must not be negative, got {}", request.memory_margin_gib));
-  }
-  if (r.margin_bytes >= r.gpu_memory_bytes) {
-    throw UsageError(fmt::format(
-        "--memory-margin-gib {} leaves no memory: the GPU of {} has {} GiB (accelerator mem_gbs); use a margin "
-        "between 0 and {} GiB (SimuMax's gmi_error is 6 to 10)",
-        request.memory_margin_gib, base.system_path, base.system.mem_gbs, base.system.mem_gbs));
-  }
+  check_request(base, request);
   r.threads = resolve_threads(request.threads);
   r.candidates = count_candidates(request.space, request.mode, base, request.job);
   if (r.candidates == 0) throw UsageError("the search space is empty: a list has no values");

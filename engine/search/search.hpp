@@ -76,10 +76,18 @@ double objective_value(Objective o, const Evaluation& e, const JobShape& job);
 config::Scenario load_base(const std::string& model_path, const std::string& system_path,
                            const std::string& strategy_path, int64_t seq_len);
 
+// The largest job a search takes (the CLI's --world-size range): 2^24 GPUs.
+inline constexpr int64_t kMaxSearchWorldSize = int64_t{1} << 24;
+
+// What every front end (the CLI, serve, Python) must refuse before it starts a search: a world size outside
+// [1, 2^24], a global batch below 1, a memory margin that is negative, not finite or leaves no GPU memory. Throws
+// common::UsageError naming the CLI's option. run_search calls it first.
+void check_request(const config::Scenario& base, const SearchRequest& request);
+
 // Runs the search: the candidates are enumerated and evaluated a block at a time, and each outcome goes to
 // `store` in enumeration order. The ranking rule: micro-batch mode puts the largest micro-batch size first
 // (SimuMax's objective), then every mode the objective, then more memory headroom, then enumeration order.
-// Throws common::UsageError when the margin leaves no GPU memory, when the space is over request.max_candidates,
+// Throws common::UsageError when check_request does, when the space is over request.max_candidates,
 // or when no candidate is legal (the message gives the most frequent reasons). `recheck` may be empty when
 // request.recheck is 0.
 SearchResult run_search(const config::Scenario& base, const SearchRequest& request, OutcomeStore& store,

@@ -7,6 +7,7 @@ GiB, `fits`, `headroom_gib`, `rank`).
 
 import json
 import math
+import numbers
 import os
 from collections.abc import Mapping
 
@@ -34,6 +35,10 @@ def _list_text(name, value):
 
 def _search_run(base, world_size, global_batch_size, mode, lists, uneven_pp, objective, memory_margin_gib,
                 threads, max_candidates):
+    for name, value in (("world_size", world_size), ("global_batch_size", global_batch_size)):
+        # True is an int to Python (and to the binding): a count must be given as a number.
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name}: expected an integer, got {type(value).__name__}")
     texts = {k: _list_text(k, v) for k, v in lists.items() if v is not None}
     return _core.search(base, world_size, global_batch_size, mode, texts, uneven_pp, objective,
                         float(memory_margin_gib), threads, max_candidates)

@@ -76,6 +76,28 @@ def test_values_json_cannot_hold_are_config_errors():
         PerfLLM().configure(strategy_config=STRATEGY_TP1_PP2, model_config=model, system_config=SYSTEM_A100)
 
 
+def nested(depth):
+    value = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_deeply_nested_values_are_config_errors_not_crashes(tmp_path):
+    # 200,000 levels overflowed the stack of a recursive copy (issue 32); the limit is the engine's 100.
+    with pytest.raises(ConfigError, match=r"<model_config dict>: nested deeper than 100 levels"):
+        ModelConfig.init_from_dict(model_with(extra=nested(200000)))
+    model = ModelConfig.init_from_dict(model_with(extra=nested(50)))
+    with pytest.raises(ConfigError, match=r"<model_config dict>: extra: nested deeper than 100 levels"):
+        model.extra = nested(200000)
+    deep = "[" * 200000 + "]" * 200000
+    with open(MODEL_8B) as f:
+        text = f.read().replace("{", '{"extra": ' + deep + ",", 1)
+    path = write(tmp_path, "deep.json", text)
+    with pytest.raises(ConfigError, match=r"deep.json: nested deeper than 100 levels \(line 1, column "):
+        ModelConfig.init_from_config_file(path)
+
+
 def test_missing_file_and_wrong_types():
     with pytest.raises(ConfigError, match="no_such.json"):
         ModelConfig.init_from_config_file("no_such.json")
@@ -94,6 +116,16 @@ def test_usage_errors():
                                            system_config=SYSTEM_A100).run_estimate()
     with pytest.raises(UsageError, match="unknown list tpp"):
         simumax_sim.search(MODEL_8B, SYSTEM_A100, 8, 32, seq_len=4096, tpp=[1])
+
+
+def test_search_refuses_what_the_cli_refuses():
+    # The CLI caps --world-size at 2^24 and refuses a NaN margin; serve and Python share the check (issue 32).
+    with pytest.raises(UsageError, match=r"--world-size: expected 1 to 16777216 \(2\^24\) GPUs, got 1099511627776"):
+        simumax_sim.search(MODEL_8B, SYSTEM_A100, 1 << 40, 32, seq_len=4096)
+    with pytest.raises(TypeError, match="world_size: expected an integer, got bool"):
+        simumax_sim.search(MODEL_8B, SYSTEM_A100, True, 32, seq_len=4096)
+    with pytest.raises(UsageError, match="--memory-margin-gib: expected a finite number, got nan"):
+        simumax_sim.search(MODEL_8B, SYSTEM_A100, 8, 32, seq_len=4096, memory_margin_gib=math.nan)
 
 
 def test_a_second_simgrid_run_is_an_exception_not_a_crash():

@@ -48,8 +48,16 @@ Server::Server(std::vector<std::string> extra) {
 }
 
 Server::~Server() {
+  if (pid_ <= 0) return;  // never kill(-1): that signals every process of the user
   kill(pid_, SIGTERM);
   waitpid(pid_, nullptr, 0);
+}
+
+int Server::stop_with(int sig) {
+  int status = -1;
+  if (pid_ > 0 && kill(pid_, sig) == 0) waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return status;
 }
 
 bool Server::alive() const { return waitpid(pid_, nullptr, WNOHANG) == 0; }

@@ -31,6 +31,7 @@ class Server {
   pid_t pid() const { return pid_; }
   bool alive() const;
   long rss_kib() const;  // its resident memory, -1 when unknown
+  int stop_with(int sig);  // sends `sig`, waits for the exit and returns waitpid's status
 
  private:
   fs::path out_;

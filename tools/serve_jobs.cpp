@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -60,26 +62,51 @@ ScenarioRun run_in(const ScratchDir& dir, const std::string& body, const graph::
     config::Scenario s = config::load_scenario(file);
     RunOptions options;
     options.lowering = lowering;
+    options.max_tasks = kServeMaxTasks;
     RunResult r = simulate(s, options);
     report::write_summary_json(dir.path(), r.summary);
     report::write_ranks_json(dir.path(), {s.name, r.summary.executor, r.summary.scope}, r.graph, r.timing, r.memory);
     return {std::move(s), std::move(r)};
   } catch (const common::ConfigError& e) {
     rethrow_without(dir.path(), e);
+  } catch (const common::UsageError& e) {
+    const std::string what = e.what();
+    if (what.find("over --max-tasks") == std::string::npos) throw;
+    throw common::UsageError(what + " (serve's limit, for a request; the CLI's run takes larger steps)");
   }
 }
 
 }  // namespace
 
+namespace {
+std::mutex live_mutex;
+std::set<std::string> live_dirs;  // the ScratchDirs now
+}  // namespace
+
 ScratchDir::ScratchDir() {
   std::string tmpl = (fs::temp_directory_path() / "simumax-serve-XXXXXX").string();
+  std::lock_guard<std::mutex> lock(live_mutex);
   if (!::mkdtemp(tmpl.data())) throw common::InternalError("cannot create a temporary folder");
   path_ = tmpl;
+  live_dirs.insert(path_);
 }
 
 ScratchDir::~ScratchDir() {
+  std::lock_guard<std::mutex> lock(live_mutex);
   std::error_code ec;
   fs::remove_all(path_, ec);
+  live_dirs.erase(path_);
+}
+
+void remove_scratch_dirs() {
+  std::lock_guard<std::mutex> lock(live_mutex);
+  for (const std::string& d : live_dirs) {
+    // A run may still be writing into it: a file made during the removal makes it fail once.
+    std::error_code ec;
+    for (int tries = 0; tries < 3 && (fs::remove_all(d, ec), fs::exists(d)); ++tries) {
+    }
+  }
+  live_dirs.clear();
 }
 
 const std::vector<std::string>& serve_run_files() {

@@ -15,7 +15,7 @@
 namespace simumax::tools {
 
 // A scratch folder for one request, removed with everything in it when it goes out of scope: the engine writes
-// files, the answer is read back from them.
+// files, the answer is read back from them. Every live one is also removed by remove_scratch_dirs.
 class ScratchDir {
  public:
   ScratchDir();  // throws common::InternalError when no folder can be made under the temp directory
@@ -27,6 +27,13 @@ class ScratchDir {
  private:
   std::string path_;
 };
+
+// Removes every live ScratchDir (serve's SIGINT / SIGTERM: the process then exits without unwinding).
+void remove_scratch_dirs();
+
+// The most tasks one request may lower to (the CLI's --max-tasks is 4e8): a bigger step held the run lock for
+// seconds and hundreds of MB of the server's memory (issue 32); the CLI runs it.
+inline constexpr double kServeMaxTasks = 5e6;
 
 // The files of a run the app offers for download (everything `run --trace --memory --simumax-outputs --html`
 // writes, and the scenario with its configs inline).

@@ -28,7 +28,12 @@ ServeRoots make_serve_roots(const std::vector<std::string>& folders) {
     if (!fs::is_directory(f, ec)) throw common::UsageError("--root " + f + ": not a folder");
     const fs::path canon = fs::canonical(f, ec);
     if (ec) throw common::UsageError("--root " + f + ": " + ec.message());
-    const std::string name = canon.filename().string();
+    // The folder's name as given ("models"), not its target's when it is a symbolic link: the app lists
+    // "models/llama3-8b.json" for --root models whatever models points at.
+    fs::path given = fs::path(f).lexically_normal();
+    if (given.filename().empty()) given = given.parent_path();
+    std::string name = given.filename().string();
+    if (name.empty() || name == "." || name == "..") name = canon.filename().string();
     for (const auto& [n, p] : roots.named) {
       if (n == name) throw common::UsageError("--root " + f + ": a second folder named '" + name + "'");
     }

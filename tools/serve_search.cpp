@@ -59,9 +59,7 @@ search::SearchRequest make_request(const config::Scenario& base, const std::map<
     if (p.count(key)) *slot = p.at(key);
   }
   const int64_t world = positive_int("world_size", get("world_size"));
-  q.space = search::build_space(q.mode, space, base, world);
   q.job = {world, positive_int("global_batch_size", get("global_batch_size")), base.strategy.seq_len};
-  if (p.count("objective")) q.objective = search::parse_objective(p.at("objective"));
   if (p.count("memory_margin_gib")) {
     try {
       q.memory_margin_gib = std::stod(p.at("memory_margin_gib"));
@@ -70,6 +68,9 @@ search::SearchRequest make_request(const config::Scenario& base, const std::map<
     }
     if (!std::isfinite(q.memory_margin_gib)) throw common::UsageError("memory_margin_gib: expected a number");
   }
+  search::check_request(base, q);  // here, so that the request gets the error (400), not the search later
+  q.space = search::build_space(q.mode, space, base, world);
+  if (p.count("objective")) q.objective = search::parse_objective(p.at("objective"));
   return q;
 }
 

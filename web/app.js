@@ -366,7 +366,7 @@
     searchButton.disabled = true;
     poll();
   });
-  cancelButton.addEventListener('click', () => fetch('/api/search/cancel', { method: 'POST' }));
+  cancelButton.addEventListener('click', () => fetch('/api/search/cancel', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }));
   async function poll() {
     const d = await (await fetch('/api/search?wait_ms=1000')).json();
     progress.max = Math.max(1, d.total);

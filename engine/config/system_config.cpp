@@ -39,8 +39,29 @@ void warn_unused_name(const ObjectReader& table, const std::string& name, const 
                                  name_suggestion(name, used));
 }
 
-// Keys are group sizes written as strings ("8"): SimuMax looks them up with str(group_size).
-std::map<int64_t, double> read_by_comm_num(ObjectReader& r, const std::string& key, Sign value_sign) {
+// Beyond these a config describes no machine: the run would print times of 1e300 ms or MFU in the hundreds.
+// Efficiencies reach 1.2 in SimuMax's own attention tables (FLOPs counted without the causal mask) and 1.45 for
+// its B200 p2p: up to 2 is accepted, 1e-300 is not (a 301-digit step time).
+constexpr double kMinGbps = 1e-3, kMaxGbps = 1e7, kMinTflops = 1e-3, kMaxTflops = 1e7;
+constexpr double kMinEfficiency = 1e-3, kMaxEfficiency = 2;
+constexpr double kMaxLatencyUs = 1e6;         // a second per call
+constexpr double kMinMemGb = 1e-3, kMaxMemGb = 1e6;
+constexpr double kMaxAlgorithmFactor = 1e3;   // a net op's scale and |offset|
+
+double in_range(ObjectReader& r, const std::string& key, double v, double lo, double hi, const char* unit) {
+  if (v < lo || v > hi) r.fail(key, fmt::format("expected {} in [{}, {}], got {}", unit, lo, hi, v));
+  return v;
+}
+
+std::optional<double> in_range(ObjectReader& r, const std::string& key, std::optional<double> v, double lo, double hi,
+                               const char* unit) {
+  if (v) in_range(r, key, *v, lo, hi, unit);
+  return v;
+}
+
+// Keys are group sizes written as strings ("8"): SimuMax looks them up with str(group_size). Values in [lo, hi].
+std::map<int64_t, double> read_by_comm_num(ObjectReader& r, const std::string& key, Sign value_sign, double lo,
+                                           double hi, const char* unit) {
   auto table = r.optional_object(key);
   if (!table) return {};
   std::map<int64_t, double> out;
@@ -48,26 +69,24 @@ std::map<int64_t, double> read_by_comm_num(ObjectReader& r, const std::string& k
     const bool canonical = !name.empty() && name.size() <= 9 && name[0] != '0' &&
                            std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!canonical) table->fail(name, "expected a group size as the key (a positive integer as a string, e.g. \"8\")");
-    if (const auto v = table->optional_number(name, value_sign)) out[std::stoll(name)] = *v;
+    if (const auto v = in_range(*table, name, table->optional_number(name, value_sign), lo, hi, unit)) {
+      out[std::stoll(name)] = *v;
+    }
   }
   return out;
-}
-
-// Beyond these a config describes no machine: the run would print times of 1e300 ms or MFU in the hundreds.
-constexpr double kMinGbps = 1e-3, kMaxGbps = 1e7, kMinTflops = 1e-3, kMaxTflops = 1e7;
-
-double in_range(ObjectReader& r, const std::string& key, double v, double lo, double hi, const char* unit) {
-  if (v < lo || v > hi) r.fail(key, fmt::format("expected {} in [{}, {}], got {}", unit, lo, hi, v));
-  return v;
 }
 
 BandwidthConfig read_bandwidth(ObjectReader r) {
   BandwidthConfig b;
   b.gbps = in_range(r, "gbps", r.required_number("gbps", Sign::kPositive), kMinGbps, kMaxGbps, "GiB/s");
-  b.efficient_factor = r.required_number("efficient_factor", Sign::kPositive);
-  b.latency_us = r.required_number("latency_us", Sign::kNonNegative);
-  b.fixed_latency = r.number_or("fixed_latency", 0.0, Sign::kNonNegative);
-  b.fixed_latency_us_by_comm_num = read_by_comm_num(r, "fixed_latency_us_by_comm_num", Sign::kNonNegative);
+  b.efficient_factor = in_range(r, "efficient_factor", r.required_number("efficient_factor", Sign::kPositive),
+                                kMinEfficiency, kMaxEfficiency, "an efficiency");
+  b.latency_us = in_range(r, "latency_us", r.required_number("latency_us", Sign::kNonNegative), 0, kMaxLatencyUs,
+                          "microseconds");
+  b.fixed_latency = in_range(r, "fixed_latency", r.number_or("fixed_latency", 0.0, Sign::kNonNegative), 0,
+                             kMaxLatencyUs, "microseconds");
+  b.fixed_latency_us_by_comm_num = read_by_comm_num(r, "fixed_latency_us_by_comm_num", Sign::kNonNegative, 0,
+                                                    kMaxLatencyUs, "microseconds");
   r.finish(UnknownKeys::kError);
   return b;
 }
@@ -77,10 +96,17 @@ ComputeOpConfig read_compute_op(ObjectReader r) {
   op.tflops = in_range(r, "tflops", r.required_number("tflops", Sign::kPositive), kMinTflops, kMaxTflops, "TFLOP/s");
   // Zero is allowed: b200's fp8 entries ship with 0 (an fp8 run there is flagged by check_scenario).
   op.efficient_factor = r.required_number("efficient_factor", Sign::kNonNegative);
+  if (op.efficient_factor != 0) {
+    in_range(r, "efficient_factor", op.efficient_factor, kMinEfficiency, kMaxEfficiency,
+             "an efficiency (or 0: not measured)");
+  }
   if (auto table = r.optional_object("accurate_efficient_factor")) {
     for (const auto& key : table->keys()) {
       // A null entry is a shape that was not measured: SimuMax falls back to efficient_factor.
-      if (const auto eff = table->optional_number(key, Sign::kPositive)) op.accurate_efficient_factor[key] = *eff;
+      if (const auto eff = in_range(*table, key, table->optional_number(key, Sign::kPositive), kMinEfficiency,
+                                    kMaxEfficiency, "an efficiency")) {
+        op.accurate_efficient_factor[key] = *eff;
+      }
     }
   }
   for (const auto& [key, eff] : std::map<std::string, double>(op.accurate_efficient_factor.begin(),
@@ -97,13 +123,18 @@ ComputeOpConfig read_compute_op(ObjectReader r) {
 
 NetOpConfig read_net_op(ObjectReader r) {
   NetOpConfig op;
-  op.scale = r.required_number("scale", Sign::kNonNegative);
-  op.offset = r.required_number("offset", Sign::kAny);
-  op.efficient_factor = r.optional_number("efficient_factor", Sign::kPositive);
-  op.latency_us = r.optional_number("latency_us", Sign::kNonNegative);
-  op.fixed_latency_us = r.optional_number("fixed_latency_us", Sign::kNonNegative);
-  op.fixed_latency_us_by_comm_num = read_by_comm_num(r, "fixed_latency_us_by_comm_num", Sign::kNonNegative);
-  op.dp_fixed_bw = read_by_comm_num(r, "dp_fixed_bw", Sign::kPositive);
+  op.scale = in_range(r, "scale", r.required_number("scale", Sign::kNonNegative), 0, kMaxAlgorithmFactor, "a factor");
+  op.offset = in_range(r, "offset", r.required_number("offset", Sign::kAny), -kMaxAlgorithmFactor, kMaxAlgorithmFactor,
+                       "ranks");
+  op.efficient_factor = in_range(r, "efficient_factor", r.optional_number("efficient_factor", Sign::kPositive),
+                                 kMinEfficiency, kMaxEfficiency, "an efficiency");
+  op.latency_us = in_range(r, "latency_us", r.optional_number("latency_us", Sign::kNonNegative), 0, kMaxLatencyUs,
+                           "microseconds");
+  op.fixed_latency_us = in_range(r, "fixed_latency_us", r.optional_number("fixed_latency_us", Sign::kNonNegative), 0,
+                                 kMaxLatencyUs, "microseconds");
+  op.fixed_latency_us_by_comm_num = read_by_comm_num(r, "fixed_latency_us_by_comm_num", Sign::kNonNegative, 0,
+                                                     kMaxLatencyUs, "microseconds");
+  op.dp_fixed_bw = read_by_comm_num(r, "dp_fixed_bw", Sign::kPositive, kMinGbps, kMaxGbps, "GiB/s");
   r.finish(UnknownKeys::kError);
   return op;
 }
@@ -111,7 +142,9 @@ NetOpConfig read_net_op(ObjectReader r) {
 NetworkConfig read_network(ObjectReader r) {
   NetworkConfig net;
   // SimuMax reads it and never uses it; we take it as the default SM slow-down of overlapped compute.
-  net.processor_usage = r.optional_number("processor_usage", Sign::kNonNegative).value_or(0.0);
+  net.processor_usage =
+      in_range(r, "processor_usage", r.optional_number("processor_usage", Sign::kNonNegative).value_or(0.0), 0, 1,
+               "a fraction");
   net.bandwidth = read_bandwidth(r.object("bandwidth"));
   ObjectReader ops = r.object("op");
   for (const auto& name : ops.keys()) {
@@ -130,7 +163,7 @@ NetworkConfig read_network(ObjectReader r) {
 
 void read_accelerator(ObjectReader r, SystemConfig& sys) {
   sys.backend = r.required_string("backend");
-  sys.mem_gbs = r.required_number("mem_gbs", Sign::kPositive);
+  sys.mem_gbs = in_range(r, "mem_gbs", r.required_number("mem_gbs", Sign::kPositive), kMinMemGb, kMaxMemGb, "GB");
   const std::string mode = r.optional_choice("mode", {"roofline", "only_compute"}).value_or("");
   if (mode.empty()) r.fail("mode", "required field is missing: \"roofline\" or \"only_compute\"");
   sys.mode = mode == "only_compute" ? AcceleratorMode::kOnlyCompute : AcceleratorMode::kRoofline;
@@ -200,7 +233,8 @@ MeasuredCollectives read_measured_collectives(ObjectReader r, const SystemConfig
         ObjectReader curve = sizes.object(n_key);
         for (const auto& bytes_key : curve.keys()) {
           const int64_t bytes = positive_key(curve, bytes_key, "a message size in bytes");
-          out[tier][coll][n][bytes] = curve.required_number(bytes_key, Sign::kPositive);
+          out[tier][coll][n][bytes] = in_range(curve, bytes_key, curve.required_number(bytes_key, Sign::kPositive),
+                                               kMinEfficiency, kMaxEfficiency, "an efficiency");
         }
         curve.finish(UnknownKeys::kError);
       }

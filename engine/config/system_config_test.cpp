@@ -163,6 +163,27 @@ INSTANTIATE_TEST_SUITE_P(
                         "the dense bf16 peak MFU is measured against), got 312"},
         SystemErrorCase{"tflops_absurd", R"({"accelerator": {"op": {"default": {"tflops": 1e300}}}})",
                         "/accelerator/op/default/tflops: expected TFLOP/s in [0.001, 10000000], got 1e+300"},
+        // Issue 32: every number has a physical range at reading (1e-300 printed a 301-digit step time, 1e308
+        // latencies ran to exit 3 with "-nan ms", mem_gbs 1e308 wrote a null that report refused).
+        SystemErrorCase{"efficiency_tiny", R"({"accelerator": {"op": {"default": {"efficient_factor": 1e-300}}}})",
+                        "/accelerator/op/default/efficient_factor: expected an efficiency (or 0: not measured) in "
+                        "[0.001, 2], got 1e-300"},
+        SystemErrorCase{"shape_efficiency_huge",
+                        R"({"accelerator": {"op": {"matmul": {"accurate_efficient_factor": {"m=1": 7}}}}})",
+                        "/accelerator/op/matmul/accurate_efficient_factor/m=1: expected an efficiency in [0.001, 2], "
+                        "got 7"},
+        SystemErrorCase{"mem_gbs_huge", R"({"accelerator": {"mem_gbs": 1e308}})",
+                        "/accelerator/mem_gbs: expected GB in [0.001, 1000000], got 1e+308"},
+        SystemErrorCase{"latency_huge", R"({"networks": {"inter_node": {"op": {"p2p": {"latency_us": 1e308}}}}})",
+                        "/networks/inter_node/op/p2p/latency_us: expected microseconds in [0, 1000000], got 1e+308"},
+        SystemErrorCase{"scale_huge", R"({"networks": {"inter_node": {"op": {"all_reduce": {"scale": 1e308}}}}})",
+                        "/networks/inter_node/op/all_reduce/scale: expected a factor in [0, 1000], got 1e+308"},
+        SystemErrorCase{"fixed_latency_by_comm_num_huge",
+                        R"({"networks": {"inter_node": {"op": {"p2p": {"fixed_latency_us_by_comm_num": {"8": 1e300}}}}}})",
+                        "/networks/inter_node/op/p2p/fixed_latency_us_by_comm_num/8: expected microseconds in [0, "
+                        "1000000], got 1e+300"},
+        SystemErrorCase{"bandwidth_latency_huge", R"({"accelerator": {"bandwidth": {"default": {"latency_us": 1e308}}}})",
+                        "/accelerator/bandwidth/default/latency_us: expected microseconds in [0, 1000000], got 1e+308"},
         SystemErrorCase{"derate_out_of_range", R"({"calibration": {"compute_derate": 0.6}})",
                         "/calibration/compute_derate: expected a fraction in [-0.2, 0.5] (a slow-down of compute "
                         "kernels), got 0.6"},

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -275,6 +276,13 @@ TEST(Sweep, MergedShardsEqualTheLocalRunAndMissingOnesAreNamed) {
   const std::string page = read_file(out + "/merged.html");
   EXPECT_EQ(page, read_file((dir / "local.html").string()));
   EXPECT_NE(page.find("<title>simumax-sim sweep: whatif</title>"), std::string::npos);
+  // A shard edited by hand to an MFU no run gives is refused, not drawn (issue 32).
+  const std::string zero = read_file(out + "/shards/shard-0.jsonl");
+  write(out + "/shards/shard-0.jsonl", std::regex_replace(zero, std::regex("\"mfu\":[0-9.e+-]+"), "\"mfu\":20.0"));
+  const auto edited = run_cli({"sweep", "--merge", out});
+  EXPECT_EQ(edited.exit_code, 2);
+  EXPECT_NE(edited.err.find("case 0: /mfu: an ok row needs an MFU in (0, 6]"), std::string::npos) << edited.err;
+  write(out + "/shards/shard-0.jsonl", zero);
   // Shard 1 lost, shard 3 cut short: both named with their cases and their task's log.
   fs::remove(out + "/shards/shard-1.jsonl");
   const std::string three = read_file(out + "/shards/shard-3.jsonl");

@@ -1,6 +1,7 @@
 #include "tools/sweep_runner.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <charconv>
 #include <filesystem>
@@ -258,6 +259,25 @@ std::vector<std::string> run_cases(const config::Sweep& s, const CaseRunner& r, 
   return lines;
 }
 
+namespace {
+
+// An ok row's step time and MFU are what a run writes (a shard edited or damaged by hand would be drawn as a
+// result): a positive step, an MFU in (0, 6] (over the bf16 peak; the fp4 peak is 6x it on B300 and GB300).
+void check_ok_row(const report::RecordValues& row, const std::string& label) {
+  const std::string* st = row.find_text("status");
+  if (st == nullptr || *st != "ok") return;
+  const double* step = row.find_number("step_time_ms");
+  if (step == nullptr || !(*step > 0 && std::isfinite(*step))) {
+    throw common::ConfigError(label, "/step_time_ms", "an ok row needs a positive step time");
+  }
+  const double* mfu = row.find_number("mfu");
+  if (mfu == nullptr || !(*mfu > 0 && *mfu <= 6)) {
+    throw common::ConfigError(label, "/mfu", "an ok row needs an MFU in (0, 6]");
+  }
+}
+
+}  // namespace
+
 std::string write_sweep_outputs(const config::Sweep& s, const std::string& dir, const std::vector<std::string>& lines) {
   std::vector<report::Fields> rows;
   rows.reserve(lines.size());
@@ -267,6 +287,7 @@ std::string write_sweep_outputs(const config::Sweep& s, const std::string& dir, 
     report::RecordValues row;
     report::replay_record_line(lines[i], label, row);  // a line that is not a record is refused before writing
     if (const std::string* st = row.find_text("status")) (*st == "ok" ? ok : *st == "invalid" ? invalid : failed) += 1;
+    check_ok_row(row, label);
     rows.push_back([&line = lines[i], label](report::FieldSink& f) { report::replay_record_line(line, label, f); });
   }
   std::string axes, platforms;

@@ -19,14 +19,29 @@ constexpr std::string_view kElapsed = "elapsed time per iteration (ms):";
 constexpr std::string_view kMemory = "memory (MB)";
 constexpr std::string_view kRank = "[Rank ";
 
+// The figure after a record's words: nullopt when there is none (the line ends, or the next field's '|'); else a
+// decimal number as Python prints one ("1234.5", "1.2e+03", "-5"), NaN for anything else. strtod alone also
+// reads "0x1p10" (as 1024), "nan" and "inf", which no Megatron log holds: checked() refuses the NaN.
 std::optional<double> number_at(const std::string& line, size_t pos) {
   while (pos < line.size() && line[pos] == ' ') ++pos;
-  if (pos >= line.size()) return std::nullopt;
-  const char* begin = line.c_str() + pos;
-  char* end = nullptr;
-  const double v = std::strtod(begin, &end);
-  if (end == begin) return std::nullopt;
-  return v;
+  if (pos >= line.size() || line[pos] == '|' || line[pos] == '\r') return std::nullopt;
+  const auto digits = [&line](size_t p) {
+    while (p < line.size() && std::isdigit(static_cast<unsigned char>(line[p]))) ++p;
+    return p;
+  };
+  size_t end = line[pos] == '-' ? pos + 1 : pos;
+  const size_t mantissa = end;
+  end = digits(end);
+  const bool whole = end > mantissa;
+  if (end < line.size() && line[end] == '.') end = digits(end + 1);
+  if (!whole && end <= mantissa + 1) return std::nan("");
+  if (end < line.size() && (line[end] == 'e' || line[end] == 'E')) {
+    size_t p = end + 1;
+    if (p < line.size() && (line[p] == '+' || line[p] == '-')) ++p;
+    if (const size_t e = digits(p); e > p) end = e;
+  }
+  if (end < line.size() && std::isalnum(static_cast<unsigned char>(line[end]))) return std::nan("");
+  return std::strtod(line.substr(pos, end - pos).c_str(), nullptr);
 }
 
 std::optional<double> field(const std::string& line, size_t from, size_t to, std::string_view name) {
@@ -59,13 +74,14 @@ struct Place {
   int64_t line = 0;
 };
 
-// A figure the log prints must be a number >= 0 (> 0 for a time); strtod reads "nan", "inf" and "1e999" (as inf)
-// too, and those say the run or the log is broken.
-double checked(const Place& at, std::optional<double> v, const char* what, bool positive) {
+// A figure the log prints is within what a run can print: a time in [0.001, 1e9] ms (11.6 days a step), memory in
+// [0, 1e9] MB. "1e999" (inf), 1e308 and denormals say the run or the log is broken (they printed "MAPE nan %").
+double checked(const Place& at, std::optional<double> v, const char* what, bool time) {
   if (!v) return 0;
-  if (!std::isfinite(*v) || *v < 0 || (positive && *v == 0)) {
+  const double lo = time ? 1e-3 : 0, hi = 1e9;
+  if (!(*v >= lo && *v <= hi)) {
     throw common::ConfigError(at.label, "line " + std::to_string(at.line),
-                              std::string(what) + " must be a finite number " + (positive ? "> 0" : ">= 0"));
+                              std::string(what) + " must be a number in [" + (time ? "0.001" : "0") + ", 1e9]");
   }
   return *v;
 }

@@ -108,17 +108,24 @@ TEST(MegatronLog, ANumberThatIsNoFigureIsRefusedWithItsLine) {
   } cases[] = {
       {" iteration 1/ 3 | elapsed time per iteration (ms): 900.0 |\n iteration 2/ 3 | elapsed time per iteration "
        "(ms): nan |\n",
-       "line 2", "elapsed time per iteration (ms) must be a finite number > 0"},
+       "line 2", "elapsed time per iteration (ms) must be a number in [0.001, 1e9]"},
       {"\n\n\n iteration 1/ 3 | elapsed time per iteration (ms): 1e999 |\n", "line 4",
-       "elapsed time per iteration (ms) must be a finite number > 0"},
+       "elapsed time per iteration (ms) must be a number in [0.001, 1e9]"},
       {" iteration 1/ 3 | elapsed time per iteration (ms): -5 |\n", "line 1",
-       "elapsed time per iteration (ms) must be a finite number > 0"},
+       "elapsed time per iteration (ms) must be a number in [0.001, 1e9]"},
       {" iteration 1/ 3 | elapsed time per iteration (ms): 0 |\n", "line 1",
-       "elapsed time per iteration (ms) must be a finite number > 0"},
+       "elapsed time per iteration (ms) must be a number in [0.001, 1e9]"},
       {"x\n[Rank 0] (after 1 iterations) memory (MB) | allocated: 1 | max allocated: -2 | reserved: 3 | max reserved: 4\n",
-       "line 2", "memory (MB) max allocated must be a finite number >= 0"},
+       "line 2", "memory (MB) max allocated must be a number in [0, 1e9]"},
+      // Issue 32: 1e308 ms printed "MAPE nan %", a denormal "+inf %", and 0x1p10 was read as 1024 ms.
+      {" iteration 1/ 3 | elapsed time per iteration (ms): 1e308 |\n", "line 1",
+       "elapsed time per iteration (ms) must be a number in [0.001, 1e9]"},
+      {" iteration 1/ 3 | elapsed time per iteration (ms): 4.9e-324 |\n", "line 1",
+       "elapsed time per iteration (ms) must be a number in [0.001, 1e9]"},
+      {" iteration 1/ 3 | elapsed time per iteration (ms): 0x1p10 |\n", "line 1",
+       "elapsed time per iteration (ms) must be a number in [0.001, 1e9]"},
       {"[Rank 0] (after 1 iterations) memory (MB) | allocated: inf | max allocated: 2 | reserved: 3 | max reserved: 4\n",
-       "line 1", "memory (MB) allocated must be a finite number >= 0"},
+       "line 1", "memory (MB) allocated must be a number in [0, 1e9]"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);

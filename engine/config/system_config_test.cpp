@@ -167,10 +167,10 @@ INSTANTIATE_TEST_SUITE_P(
         // latencies ran to exit 3 with "-nan ms", mem_gbs 1e308 wrote a null that report refused).
         SystemErrorCase{"efficiency_tiny", R"({"accelerator": {"op": {"default": {"efficient_factor": 1e-300}}}})",
                         "/accelerator/op/default/efficient_factor: expected an efficiency (or 0: not measured) in "
-                        "[0.001, 2], got 1e-300"},
+                        "[1e-09, 2], got 1e-300"},
         SystemErrorCase{"shape_efficiency_huge",
                         R"({"accelerator": {"op": {"matmul": {"accurate_efficient_factor": {"m=1": 7}}}}})",
-                        "/accelerator/op/matmul/accurate_efficient_factor/m=1: expected an efficiency in [0.001, 2], "
+                        "/accelerator/op/matmul/accurate_efficient_factor/m=1: expected an efficiency in [1e-09, 2], "
                         "got 7"},
         SystemErrorCase{"mem_gbs_huge", R"({"accelerator": {"mem_gbs": 1e308}})",
                         "/accelerator/mem_gbs: expected GB in [0.001, 1000000], got 1e+308"},

@@ -125,9 +125,18 @@ std::optional<NcclTestsRow> parse_row(const std::vector<std::string>& tok, const
                               "expected an nccl-tests row: size count type [redop root] then time algbw busbw "
                               "#wrong, out-of-place and in-place; got '" + raw + "'");
   }
-  if (bytes < 0 || row.time_us <= 0) {
+  if (bytes < 0 || !(row.time_us > 0 && row.time_us <= 1e12) || !(row.algbw_gbs >= 0 && row.algbw_gbs <= 1e7) ||
+      !(row.busbw_gbs >= 0 && row.busbw_gbs <= 1e7)) {
     throw common::ConfigError(source, "line " + std::to_string(line_no),
-                              "expected a size >= 0 and a time > 0 us, got '" + raw + "'");
+                              "expected a size >= 0, a time in (0, 1e12] us and bandwidths in [0, 1e7] GB/s, got '" +
+                                  raw + "'");
+  }
+  // nccl-tests checks the results (-c 1, its default) and counts the wrong ones: such a run's times are of a
+  // broken transfer, never a machine's speed. "N/A" (-c 0) is no count.
+  if (int64_t wrong = 0; parse_int(tok[at + 3], wrong) && wrong > 0) {
+    throw common::ConfigError(source, "line " + std::to_string(line_no),
+                              "the run counts " + std::to_string(wrong) + " wrong results (#wrong) at " +
+                                  std::to_string(bytes) + " bytes: its times are not fitted; rerun nccl-tests");
   }
   return row;
 }

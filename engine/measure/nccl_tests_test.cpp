@@ -78,6 +78,19 @@ TEST(NcclTests, BadInputIsAnErrorNamingFileAndLine) {
             "x.txt: no nccl-tests rows (lines of: size count type redop root time algbw busbw #wrong time algbw "
             "busbw #wrong) with a size above 0");
   EXPECT_THROW(read_nccl_tests("/dev/zero", {}), common::ConfigError);
+  // Issue 32: a row with wrong results was fitted as the machine's speed; a time of an age was read.
+  EXPECT_EQ(message("  1048576  262144  float  sum  -1  27.76  37.78  66.11  3  27.49  38.15  66.76  0\n",
+                    {"all_reduce", 8, false}),
+            "x.txt: line 1: the run counts 3 wrong results (#wrong) at 1048576 bytes: its times are not fitted; rerun "
+            "nccl-tests");
+  EXPECT_EQ(message("  1048576  262144  float  sum  -1  1e300  37.78  66.11  0  27.49  38.15  66.76  0\n",
+                    {"all_reduce", 8, false}),
+            "x.txt: line 1: expected a size >= 0, a time in (0, 1e12] us and bandwidths in [0, 1e7] GB/s, got '  "
+            "1048576  262144  float  sum  -1  1e300  37.78  66.11  0  27.49  38.15  66.76  0'");
+  // -c 0 prints no count: nothing to refuse.
+  EXPECT_EQ(message("  1048576  262144  float  sum  -1  27.76  37.78  66.11  N/A  27.49  38.15  66.76  N/A\n",
+                    {"all_reduce", 8, false}),
+            "no error");
 }
 
 struct FitCase {

@@ -80,13 +80,15 @@ const BadTrace kBad[] = {
     {"Empty", "", "not a Chrome trace: the file is empty"},
     {"NoEventList", R"({"steps": [1, 2]})", "not a Chrome trace: no \"traceEvents\" array (Trace Event Format)"},
     {"NotJson", "hello", "invalid JSON at line 1, column 1: syntax error while parsing value - invalid literal"},
-    // A complete event is a span of time: compare's breakdown needs its start and a duration >= 0.
+    // A complete event is a span of time: compare's breakdown needs its start and a duration in [0, 1e12] us.
     {"NoDuration", R"({"traceEvents": [{"ph": "M", "name": "x"}, {"ph": "X", "name": "k", "ts": 5}]})",
-     "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0"},
+     "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" in [0, 1e12] us"},
     {"NegativeDuration", R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 5, "dur": -3}]})",
-     "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0"},
+     "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" in [0, 1e12] us"},
+    {"DurationOfAnAge", R"({"traceEvents": [{"ph": "X", "name": "k", "ts": 5, "dur": 1e300}]})",
+     "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" in [0, 1e12] us"},
     {"TimeNotANumber", R"([{"ph": "X", "name": "k", "ts": "soon", "dur": 1}])",
-     "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" of at least 0"},
+     "a complete event (ph \"X\") needs a finite \"ts\" and a \"dur\" in [0, 1e12] us"},
     // A pid is a process id or, in our traces, a rank: beyond an int it is no rank (it read as "main stream -1").
     {"RankBeyondInt", R"([{"ph": "X", "name": "k", "pid": 3000000000, "tid": 0, "ts": 1, "dur": 1}])",
      "\"pid\" must be an integer in the range of an int (a process id or rank)"},

@@ -1,5 +1,8 @@
 // summary.json read back: the inverse of summary_json.cpp, the one reader sweep, search, compare and the HTML
 // report use, so that every one of them accepts and refuses the same files with the same message.
+#include <cmath>
+#include <string>
+
 #include "engine/common/error.hpp"
 #include "engine/common/units.hpp"
 #include "engine/report/report_json_read.hpp"
@@ -70,6 +73,24 @@ void read_groups(const JsonDoc& d, Summary& s) {
   }
 }
 
+// What no run writes (an edited or damaged file): the report and serve would draw it as a result. MFU is over
+// the dense bf16 peak: a low-precision run reaches up to the fp4 peak, 6x the bf16 one (B300, GB300).
+void check_figures(const JsonDoc& d, const Summary& s) {
+  auto fail = [&](const char* key, const std::string& what) { throw common::ConfigError(d.path, key, what); };
+  if (!(s.step_time_ms > 0)) fail("/step_time_ms", "expected a positive step time, got " + std::to_string(s.step_time_ms));
+  if (!(s.pp_time_ms >= 0)) fail("/pp_time_with_straggler_ms", "expected a non-negative time");
+  const double max_mfu = s.dtype.rfind("bf16", 0) == 0 ? 1 : 6;
+  if (!(s.mfu > 0 && s.mfu <= max_mfu)) {
+    fail("/mfu", "expected a fraction in (0, " + std::to_string(static_cast<int>(max_mfu)) + "] for dtype " +
+                     s.dtype + ", got " + std::to_string(s.mfu));
+  }
+  // tokens_per_s is tokens_per_iter over the step: a step time edited alone no longer matches it.
+  const double tokens_per_s = static_cast<double>(s.tokens_per_iter) / (s.step_time_ms * 1e-3);
+  if (!(std::abs(s.tokens_per_s - tokens_per_s) <= 1e-6 * tokens_per_s)) {
+    fail("/tokens_per_s", "does not match tokens_per_iter / step_time_ms (the file was edited?)");
+  }
+}
+
 void read_figures(const JsonDoc& d, Summary& s) {
   const Json& r = d.root;
   s.padded_vocab = need_int(d, r, "", "padded_vocab_size");
@@ -86,6 +107,7 @@ void read_figures(const JsonDoc& d, Summary& s) {
   s.peak_reserved_bytes_max = need_number(d, r, "", "peak_reserved_bytes_max");
   s.gpu_memory_bytes = need_number(d, r, "", "gpu_memory_bytes");
   s.gpu_memory_gib = need_number(d, r, "", "gpu_memory_gib");
+  check_figures(d, s);
   const Json& fit = need(d, r, "", "fit", "object");
   s.fits = need(d, fit, "/fit", "fits", "boolean").get<bool>();
   s.memory_margin_bytes = need_number(d, fit, "/fit", "memory_margin_gib") * common::kGiB;
@@ -141,8 +163,8 @@ Summary read_summary(const std::string& path) {
   const Json* schedule = html::maybe(d, r, "", "pipeline_schedule", "string");
   s.pipeline_schedule = schedule ? schedule->get<std::string>() : "1f1b";  // written only for the others
   read_groups(d, s);
-  read_figures(d, s);
   s.dtype = need_string(d, r, "", "dtype");
+  read_figures(d, s);
   s.recompute = need_string(d, r, "", "recompute");
   read_misses(d, s);
   const Json& stages = need(d, r, "", "stages", "array");

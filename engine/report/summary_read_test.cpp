@@ -55,7 +55,7 @@ Summary every_field() {
   s.straggler_ratio = 1.05;
   s.tflops_per_gpu = 401.25;
   s.mfu = 0.4056789;
-  s.tokens_per_s = 424242.4242;
+  s.tokens_per_s = 524288 / (s.step_time_ms * 1e-3);  // what summarize writes: tokens_per_iter over the step
   s.tokens_per_s_per_gpu = 6628.78;
   s.tokens_per_iter = 524288;
   s.flops_per_token = 4.8e10;
@@ -93,7 +93,10 @@ Summary every_field() {
 
 TEST(SummaryRead, ReadsBackWhatTheWriterWroteToTheSameText) {
   const fs::path dir = scratch("round_trip");
-  for (Summary s : {every_field(), Summary{}}) {
+  // The defaults (optional parts absent), with the figures a run always has (a step, an MFU, its dtype).
+  Summary defaults;
+  defaults.step_time_ms = 1, defaults.mfu = 0.5, defaults.dtype = "bf16";
+  for (Summary s : {every_field(), defaults}) {
     const std::string path = write_summary_json(dir.string(), s);
     const Summary back = read_summary(path);
     EXPECT_EQ(summary_json(back), read(path));
@@ -144,6 +147,13 @@ TEST(SummaryRead, BadFileIsRefusedNamingTheFileAndField) {
        "/stages/1/memory/peak_task", "expected a string"},
       {"a miss key that is not text", [](auto& j) { j["miss_efficiency"]["mlp"][1] = false; }, nullptr,
        "/miss_efficiency/mlp/1", "expected a string"},
+      // Issue 32: numbers no run writes, which the report drew as they were.
+      {"an MFU above the bf16 peak", [](auto& j) { j["mfu"] = 2.0; }, nullptr, "/mfu",
+       "expected a fraction in (0, 1] for dtype bf16, got 2.000000"},
+      {"a negative step time", [](auto& j) { j["step_time_ms"] = -5.0; }, nullptr, "/step_time_ms",
+       "expected a positive step time, got -5.000000"},
+      {"a step time edited alone", [](auto& j) { j["step_time_ms"] = 1.0; }, nullptr, "/tokens_per_s",
+       "does not match tokens_per_iter / step_time_ms (the file was edited?)"},
   };
   for (const BadSummary& c : cases) {
     const std::string path = (dir / "summary.json").string();

@@ -15,6 +15,9 @@
 #include "engine/compare/kernel_classes.hpp"
 #include "engine/compare/kineto_trace.hpp"
 #include "engine/compare/megatron_log.hpp"
+#include "engine/config/sweep_file.hpp"
+#include "engine/measure/nccl_tests.hpp"
+#include "engine/report/serve_request.hpp"
 
 namespace simumax::fuzz {
 namespace {
@@ -81,6 +84,23 @@ const std::map<std::string, Target>& targets() {
          compare::parse_megatron_log(in, "in.log");
        }},
       {"kernel_classes", [](std::string_view d) { compare::KernelClassTable::parse(std::string(d), "in_classes.json"); }},
+      // serve's POST body, read as serve reads it: the inline scenario, written and loaded.
+      {"serve_request",
+       [](std::string_view d) {
+         config::load_scenario(scratch().put("in_request.json", report::inline_scenario_text(std::string(d))));
+       }},
+      // A sweep file whose base may name the scratch folder's model.json, strategy.json and system.json.
+      {"sweep_file", [](std::string_view d) { config::load_sweep(scratch().put("in_sweep.json", d), 1000); }},
+      // nccl-tests output, with the collective and ranks from the text and given.
+      {"nccl_tests",
+       [](std::string_view d) {
+         const std::string text(d);
+         try {
+           measure::parse_nccl_tests(text, "in.txt", {});
+         } catch (const common::ConfigError&) {
+         }
+         measure::parse_nccl_tests(text, "in.txt", {"all_reduce", 8, true});
+       }},
   };
   return all;
 }

@@ -215,6 +215,8 @@ TEST(HtmlReport, BadFilesNameTheFileAndFieldAndExit2WithoutEchoingThem) {
   no_peak["stages"][1]["memory"].erase("peak_reserved_bytes");
   Json text_step = good;
   text_step["step_time_ms"] = "SECRET-VALUE";
+  Json mfu_2 = good;
+  mfu_2["mfu"] = 2.0;
   const BadCase cases[] = {
       {"summary.json", "{\"step_time_ms\": SECRET-VALUE", "summary.json: invalid JSON at byte 18"},
       {"summary.json", no_peak.dump(),
@@ -222,6 +224,13 @@ TEST(HtmlReport, BadFilesNameTheFileAndFieldAndExit2WithoutEchoingThem) {
       {"summary.json", text_step.dump(), "summary.json: /step_time_ms: expected a number"},
       {"search.json", "{\"candidates\": [{\"status\": \"evaluated\", \"label\": \"SECRET-VALUE\"}]}",
        "search.json: /candidates/0/step_time_ms: required field is missing (expected a number)"},
+      // Issue 32: figures no run gives, which the page drew.
+      {"summary.json", mfu_2.dump(),
+       "summary.json: /mfu: expected a fraction in (0, 1], got 2 for dtype bf16, grad_reduce fp32"},
+      {"search.json",
+       "{\"candidates\": [{\"status\": \"evaluated\", \"label\": \"x\", \"step_time_ms\": 10, "
+       "\"peak_reserved_gib\": 1, \"fits\": true, \"mfu\": 20}]}",
+       "search.json: /candidates/0/mfu: expected a fraction in (0, 6], got 20"},
       {"trace.json", "[]", "trace.json: /traceEvents: no complete events (ph \"X\"): nothing to draw"},
       {"compare.json", "{\"real\": {\"path\": \"r.json\", \"kind\": \"SECRET-VALUE\"}}",
        "compare.json: /real/steps: required field is missing (expected an array)"},

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -50,6 +51,40 @@ TEST(RunFolder, AFailedRunLeavesTheEarlierRunWhole) {
   EXPECT_TRUE(fs::exists(dir / "trace.json"));
 }
 
+// Issue 32: an option refused once the run is done (the ranks of --trace-ranks are checked against the run)
+// had already replaced summary.json and removed trace.json; now every file waits in the staging folder.
+TEST(RunFolder, AnOptionRefusedAfterTheRunLeavesTheEarlierRunWhole) {
+  const fs::path dir = scratch("late-refusal");
+  ASSERT_EQ(run_cli({"run", "scenarios/default.json", "--trace", "-q", "-o", dir.string()}).exit_code, 0);
+  const std::string summary = read_file((dir / "summary.json").string());
+  const std::string trace = read_file((dir / "trace.json").string());
+  const auto r = run_cli({"run", "scenarios/default.json", "--fidelity", "simumax", "--trace", "--trace-ranks", "5-1",
+                          "-q", "-o", dir.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: --trace-ranks: '5-1' is an empty range; write it low-high\n");
+  EXPECT_EQ(read_file((dir / "summary.json").string()), summary);
+  EXPECT_EQ(read_file((dir / "trace.json").string()), trace);
+  EXPECT_FALSE(fs::exists(dir / ".simumax-staging"));
+}
+
+// A write that fails part-way (a full disk; here a file-size limit of 64 KiB, which trace.json passes) leaves the
+// earlier run's files as they were, and none of the new run's.
+TEST(RunFolder, AWriteFailingPartWayLeavesTheEarlierRunWhole) {
+  const fs::path dir = scratch("full-disk");
+  ASSERT_EQ(run_cli({"run", "scenarios/default.json", "-q", "-o", dir.string()}).exit_code, 0);
+  const std::string summary = read_file((dir / "summary.json").string());
+  const std::string cmd = "trap '' XFSZ; ulimit -f 64; exec " + std::string(SIMUMAX_CLI) +
+                          " run scenarios/default.json --fidelity simumax --trace -q -o " + dir.string() +
+                          " 2> " + (dir / "err.txt").string();
+  const int status = std::system(("sh -c \"" + cmd + "\"").c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << status << " " << read_file((dir / "err.txt").string());
+  EXPECT_NE(read_file((dir / "err.txt").string()).find("trace.json"), std::string::npos)
+      << read_file((dir / "err.txt").string());
+  EXPECT_EQ(read_file((dir / "summary.json").string()), summary);
+  EXPECT_FALSE(fs::exists(dir / "trace.json"));
+  EXPECT_FALSE(fs::exists(dir / ".simumax-staging"));
+}
+
 TEST(RunFolder, AFileThatCannotBeWrittenIsAnErrorNamingIt) {
   const fs::path dir = scratch("unwritable");
   fs::create_directories(dir / "summary.json");  // a folder where the file goes
@@ -70,13 +105,14 @@ TEST(RunFolder, TheUsersPlatformInTheFolderIsKept) {
 }
 
 // Starts the CLI in the background (stderr to `err`) on the 4,096-GPU SimGrid benchmark, writing into `out`, and
-// returns once its simulation is under way (the generated platform is written just before it starts).
+// returns once its simulation is under way (the generated platform is written, into the run's staging folder, just
+// before it starts).
 pid_t start_long_run(const fs::path& out, const std::string& err) {
   const pid_t pid = spawn_cli({"run", "scenarios/bench/llama3_70b_4096gpu_tp8_pp8_dp64.json", "--executor", "sim",
                                "--ranks", "all", "-q", "-o", out.string()},
                               err);
   EXPECT_GT(pid, 0);
-  for (int i = 0; i < 300 && !fs::exists(out / "platform.xml"); ++i) {
+  for (int i = 0; i < 300 && !fs::exists(out / ".simumax-staging" / "platform.xml"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -96,6 +132,7 @@ TEST(RunFolder, CtrlCEndsARunWith130AndLeavesNoTemporaryFile) {
   EXPECT_EQ(WEXITSTATUS(status), 130);
   EXPECT_EQ(read_file(err), "\ninterrupted\n");
   for (const auto& e : fs::directory_iterator(dir / "out")) EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  EXPECT_FALSE(fs::exists(dir / "out" / ".simumax-staging"));  // with the platform it held
   // Nor the generated platform SimGrid was loading (it was left in the temp folder before).
   EXPECT_FALSE(fs::exists(fs::temp_directory_path() / ("simumax-platform-" + std::to_string(pid) + ".xml")));
 }

@@ -31,12 +31,15 @@ TEST(ServeHardening, AnswersOnlyItsOwnHostAndOrigin) {
   Server s;
   ASSERT_GT(s.port(), 0);
   const std::string port = std::to_string(s.port());
-  for (const std::string& host : std::vector<std::string>{"127.0.0.1", "127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port}) {
+  const std::vector<std::string> ours = {"127.0.0.1", "127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port};
+  for (const std::string& host : ours) {
     EXPECT_EQ(status_of(send_raw(s.port(), request("GET /api/files HTTP/1.1\r\nHost: " + host + "\r\n"), false)), 200)
         << host;
   }
   // A page of evil.example that made its name resolve to 127.0.0.1 sends its own name.
-  for (const std::string& host : std::vector<std::string>{"evil.example:" + port, "evil.example", "127.0.0.1.evil.example", "localhost:x", ""}) {
+  const std::vector<std::string> others = {"evil.example:" + port, "evil.example", "127.0.0.1.evil.example",
+                                           "localhost:x", ""};
+  for (const std::string& host : others) {
     const std::string r = send_raw(s.port(), request("GET /api/files HTTP/1.1\r\nHost: " + host + "\r\n"), false);
     EXPECT_EQ(status_of(r), 403) << host;
     EXPECT_EQ(r.find("models/"), std::string::npos) << host;

@@ -281,7 +281,7 @@ TEST(Sweep, MergedShardsEqualTheLocalRunAndMissingOnesAreNamed) {
   write(out + "/shards/shard-0.jsonl", std::regex_replace(zero, std::regex("\"mfu\":[0-9.e+-]+"), "\"mfu\":20.0"));
   const auto edited = run_cli({"sweep", "--merge", out});
   EXPECT_EQ(edited.exit_code, 2);
-  EXPECT_NE(edited.err.find("case 0: /mfu: an ok row needs an MFU in (0, 6]"), std::string::npos) << edited.err;
+  EXPECT_NE(edited.err.find("case 0: /mfu: an ok row: expected a fraction in (0, 6], got 20"), std::string::npos) << edited.err;
   write(out + "/shards/shard-0.jsonl", zero);
   // Shard 1 lost, shard 3 cut short: both named with their cases and their task's log.
   fs::remove(out + "/shards/shard-1.jsonl");
@@ -382,7 +382,10 @@ TEST(Sweep, HtmlPageOfABadSweepJsonOrToNowhereIsExit2) {
       {{"\"strategy.tp_size\": 2,", "\"tp\": 2,"}, "/cases/2/strategy.tp_size: required field is missing"},
       {{"\"fits\": true", "\"fits\": 1"}, "/cases/0/fits: expected a boolean"},
       {{"\"platform\": \"fat-tree-4to1\",\n", ""}, "/cases/1/platform: required field is missing"},
-      {{"\"axes\": \"", "\"axes\": 7, \"x\": \""}, "/axes: expected a string"}};
+      {{"\"axes\": \"", "\"axes\": 7, \"x\": \""}, "/axes: expected a string"},
+      // Issue 32: an ok case's figures are a result's (a negative step time was drawn).
+      {{"\"step_time_ms\": 1171", "\"step_time_ms\": -1171"},
+       "/cases/0/step_time_ms: an ok case: expected a positive step time, got -1171"}};
   for (const auto& [edit, message] : edits) {
     std::string text = good;
     const size_t where = text.find(edit.first);

@@ -29,8 +29,8 @@ inline CLI::Validator positive_number() { return finite_number(true); }
 inline CLI::Validator non_negative_number() { return finite_number(false); }
 
 // "--max-tasks: expected a finite number, got nan" for the first number option of `app` (or of a subcommand it
-// parsed) given a value that is not a finite number; "" when none. CLI11 reads "nan" and "inf" into a double, and its PositiveNumber and Range
-// checks compare, which NaN passes: `--max-tasks nan` disabled the limit (issue 32).
+// parsed) given a value that is not a finite number; "" when none. CLI11 reads "nan" and "inf" into a double,
+// and its Range checks compare, which NaN passes (--oversubscription nan reached the platform).
 inline std::string non_finite_option(const CLI::App& app) {
   for (const CLI::Option* o : app.get_options()) {
     if (o->count() == 0 || o->get_type_name().find("FLOAT") == std::string::npos) continue;

@@ -1,6 +1,8 @@
 // simumax-sim run: one scenario (or three config files) -> summary table + summary.json.
+#include <filesystem>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "engine/common/units.hpp"
 #include "engine/simulate.hpp"
@@ -36,6 +38,9 @@ int do_run(const RunArgs& a) {
   const std::string dir = a.out_dir.empty() ? "out/" + s.name : a.out_dir;
   make_output_folder(dir);
   report::lock_run_folder(dir);
+  // Every file is written into the staging folder and moved in at the end: a run refused or failing late leaves
+  // the earlier run's files as they were.
+  report::RunStaging stage(dir);
   if (o.executor == ExecutorKind::kSim && !o.platform_xml && s.platform_path) o.platform_xml = s.platform_path;
   // The fast executor has no network to put a platform on: say so rather than give the single-switch time
   // silently (a scenario's platform is for --executor sim; README "Interconnect what-ifs").
@@ -44,36 +49,33 @@ int do_run(const RunArgs& a) {
               << ", which the fast executor does not use (no contention, no topology); add --executor sim to run "
                  "on it\n";
   }
-  if (o.executor == ExecutorKind::kSim && !o.platform_xml) {
-    report::remove_earlier_run(dir, std::nullopt);  // the simulation writes platform.xml before it runs
-    o.platform_out = dir + "/platform.xml";
-  }
+  if (o.executor == ExecutorKind::kSim && !o.platform_xml) o.platform_out = stage.path() + "/platform.xml";
   // Only the trace and the memory files draw every task: without them the sim executor keeps no per-task times
   // (the summary and ranks.json are folded as the tasks end).
   o.keep_timeline = a.outputs.trace || a.outputs.memory || a.outputs.simumax;
   RunResult r = simulate(s, o);
   report::judge_fit(r.summary, a.margin_gib * common::kGiB);
-  if (o.platform_out.empty()) report::remove_earlier_run(dir, o.platform_xml);
-  const std::string summary = report::write_summary_json(dir, r.summary);
-  if (!a.quiet) {
-    std::cout << report::summary_table(r.summary);
-    std::cout << "\nwrote " << summary << "\n";
-  }
-  const std::string ranks = report::write_ranks_json(dir, {s.name, r.summary.executor, r.summary.scope}, r.graph,
-                                                      r.timing, r.memory);
-  if (!a.quiet) std::cout << "wrote " << ranks << "\n";
+  std::ostringstream out;  // printed once the files are in the run folder, under their names there
+  const std::string summary = report::write_summary_json(stage.path(), r.summary);
+  out << report::summary_table(r.summary) << "\nwrote " << summary << "\n";
+  const std::string ranks = report::write_ranks_json(stage.path(), {s.name, r.summary.executor, r.summary.scope},
+                                                      r.graph, r.timing, r.memory);
+  out << "wrote " << ranks << "\n";
   const report::RunView view{s, r.model, r.cost, r.graph, r.timeline, r.summary.granularity};
-  for (const std::string& path : report::write_run_outputs(dir, view, r.summary, a.outputs)) {
-    if (!a.quiet) std::cout << "wrote " << path << "\n";
+  for (const std::string& path : report::write_run_outputs(stage.path(), view, r.summary, a.outputs)) {
+    out << "wrote " << path << "\n";
   }
   if (o.executor == ExecutorKind::kSim) {
-    const std::string links = report::write_links_json(dir, r.timeline);
-    if (!a.quiet) std::cout << report::busiest_links_table(r.timeline, 5) << "wrote " << links << "\n";
+    const std::string links = report::write_links_json(stage.path(), r.timeline);
+    out << report::busiest_links_table(r.timeline, 5) << "wrote " << links << "\n";
   }
   if (a.html) {  // last: the page reads the files written above
-    const std::string html = report::write_html_report(dir, report::HtmlReportOptions{});
-    if (!a.quiet) std::cout << "wrote " << html << "\n";
+    report::HtmlReportOptions page;
+    page.title_name = std::filesystem::path(dir).lexically_normal().filename().string();
+    out << "wrote " << report::write_html_report(stage.path(), page) << "\n";
   }
+  stage.commit(o.platform_xml);
+  if (!a.quiet) std::cout << stage.final_paths(out.str());
   if (!r.summary.fits && a.require_fit) {
     std::cerr << "error: " << s.name << " does not fit in GPU memory (--require-fit): exit " << kExitDoesNotFit << "\n";
     return kExitDoesNotFit;

@@ -11,7 +11,7 @@ budget="-max_total_time=$seconds"
 [ -n "${FUZZ_RUNS:-}" ] && budget="-runs=$FUZZ_RUNS"
 # The readers that take a path get their input through a file: on tmpfs that is six times faster than on disk.
 [ -w /dev/shm ] && export TMPDIR=/dev/shm
-targets=${*:-"config_model config_strategy config_system scenario platform_xml kineto megatron_log kernel_classes"}
+targets=${*:-"config_model config_strategy config_system scenario platform_xml kineto megatron_log kernel_classes serve_request sweep_file nccl_tests"}
 work="$build/fuzz-work"
 mkdir -p "$work/artifacts"
 for t in $targets; do

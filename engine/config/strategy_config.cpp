@@ -199,6 +199,10 @@ void read_megatron_extensions(ObjectReader& r, StrategyConfig& s) {
   }
   s.moe_router_force_load_balancing = r.bool_or("moe_router_force_load_balancing", false);
   s.moe_capacity_factor = r.optional_number("moe_capacity_factor", Sign::kPositive);
+  if (s.moe_capacity_factor && (*s.moe_capacity_factor < 0.01 || *s.moe_capacity_factor > 1000)) {
+    r.fail("moe_capacity_factor", fmt::format("expected a factor in [0.01, 1000] of the balanced token count per "
+                                              "expert, got {}", *s.moe_capacity_factor));
+  }
   s.moe_permute_fusion = r.bool_or("moe_permute_fusion", false);
   s.moe_router_fusion = r.bool_or("moe_router_fusion", false);
   s.moe_permute_fusion_into_hybridep = r.bool_or("moe_permute_fusion_into_hybridep", false);
@@ -240,7 +244,10 @@ void read_recompute_and_kernels(ObjectReader& r, StrategyConfig& s) {
   s.megatron_overlap_p2p_comm = r.bool_or("megatron_overlap_p2p_comm", false);
   s.megatron_tp_comm_overlap = r.bool_or("megatron_tp_comm_overlap", false);
   s.megatron_moe_shared_expert_overlap = r.bool_or("megatron_moe_shared_expert_overlap", false);
-  if (auto f = r.optional_number("sm_contention", Sign::kNonNegative)) s.sm_contention = *f;
+  if (auto f = r.optional_number("sm_contention", Sign::kNonNegative)) {
+    if (*f > 10) r.fail("sm_contention", fmt::format("expected a slow-down in [0, 10] (10: 11x longer), got {}", *f));
+    s.sm_contention = *f;
+  }
   read_megatron_extensions(r, s);
   s.cross_entropy_fusion_impl = r.choice_or("cross_entropy_fusion_impl", "te", {"te", "native"}) == "native"
                                     ? StrategyConfig::CeFusionImpl::kNative

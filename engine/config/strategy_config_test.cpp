@@ -177,6 +177,11 @@ INSTANTIATE_TEST_SUITE_P(
                           "/zero_state: expected 0, 1, 2 or 3 (the ZeRO stage), got 4"},
         StrategyErrorCase{"sparse", R"({"attention_sparse_ratio": 1})",
                           "/attention_sparse_ratio: expected a fraction in [0, 1) of attention FLOPs skipped, got 1"},
+        StrategyErrorCase{"capacity_factor_huge", R"({"moe_capacity_factor": 1e308})",
+                          "/moe_capacity_factor: expected a factor in [0.01, 1000] of the balanced token count per "
+                          "expert, got 1e+308"},
+        StrategyErrorCase{"sm_contention_huge", R"({"sm_contention": 1e308})",
+                          "/sm_contention: expected a slow-down in [0, 10] (10: 11x longer), got 1e+308"},
         StrategyErrorCase{"mem_factor_high", R"({"mem_factor": 1.5})",
                           "/mem_factor: expected a fraction in [0.05, 1] of GPU memory usable, got 1.5"},
         StrategyErrorCase{"mem_factor", R"({"mem_factor": 0})", "/mem_factor: expected a positive number, got 0"},

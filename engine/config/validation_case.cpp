@@ -1,5 +1,7 @@
 #include "engine/config/validation_case.hpp"
 
+#include <spdlog/fmt/fmt.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -101,12 +103,19 @@ ValidationCase load_validation_case(const std::string& path, const std::string& 
   v.scenario.name = v.name;
   v.scenario.scenario_path = path;
   v.real_ms = r.required_number("real_ms", Sign::kPositive);
+  // A measured step is within [0.001 ms, 1e9 ms] (11.6 days): 1e308 printed "MAPE nan %" (issue 32).
+  if (v.real_ms < 1e-3 || v.real_ms > 1e9) {
+    r.fail("real_ms", fmt::format("expected ms in [0.001, 1e9], got {}", v.real_ms));
+  }
   if (r.present("real_alloc_gib") && r.json().at("real_alloc_gib").is_null()) {
     v.has_real_alloc = false;
     v.real_alloc_excluded = r.required_string("real_alloc_excluded");
     if (v.real_alloc_excluded.empty()) r.fail("real_alloc_excluded", "expected the reason the peak is not compared");
   } else {
     v.real_alloc_gib = r.required_number("real_alloc_gib", Sign::kPositive);
+    if (v.real_alloc_gib > 1e6) {
+      r.fail("real_alloc_gib", fmt::format("expected GiB in (0, 1e6], got {}", v.real_alloc_gib));
+    }
     if (r.given("real_alloc_excluded")) {
       r.fail("real_alloc_excluded", "only with \"real_alloc_gib\": null (the reason the peak is not compared)");
     }

@@ -140,6 +140,16 @@ TEST(ValidationCase, InlineErrorNamesTheCaseFile) {
   EXPECT_EQ(std::string(e.what()), path + ": /strategy/tp_size: expected a positive integer, got true");
 }
 
+// Issue 32: a measured step of 1e308 ms printed "MAPE nan %".
+TEST(ValidationCase, AMeasuredStepNoRunTakesIsRefused) {
+  testing::TempDir dir;
+  Json j = testing::read_json(testing::shared("validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc32.json"));
+  j["real_ms"] = 1e308;
+  const std::string path = dir.write("case.json", j);
+  const auto e = testing::expect_config_error([&] { load_validation_case(path, testing::shared_dir()); });
+  EXPECT_EQ(std::string(e.what()), path + ": /real_ms: expected ms in [0.001, 1e9], got 1e+308");
+}
+
 // Grid lines SimuMax accepted that Megatron + TransformerEngine refuse. TE's all-to-all context parallelism
 // asserts that the query and KV heads of each TP rank divide by cp ("The number of attention heads needs to be
 // divisible by CP size!"); SimuMax checks only the global head counts.

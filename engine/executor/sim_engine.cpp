@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -57,9 +58,17 @@ sg4::Engine& make_engine(bool log_simgrid) {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
+  // SimGrid installs its own SIGINT handler (it prints a status and exits 1): the process's handlers are put back,
+  // then this module's, which chains to them. The module (dlopened, RTLD_LOCAL) has its own copy of the list of
+  // temporary files; the process's (a run's staging folder, files half written) is removed by its own handler.
+  struct sigaction before_int {}, before_term {};
+  sigaction(SIGINT, nullptr, &before_int);
+  sigaction(SIGTERM, nullptr, &before_term);
   // Never deleted: tearing down a large simulation costs as much as running it (see the header contract).
   auto* engine = new sg4::Engine(&argc, argv.data());
-  common::install_interrupt_handler();  // SimGrid's own prints a status and exits 1
+  sigaction(SIGINT, &before_int, nullptr);
+  sigaction(SIGTERM, &before_term, nullptr);
+  common::install_interrupt_handler();
   // Measured on SimGrid 3.32 (shared/simgrid-notes): CM02 without cross-traffic and without the TCP window
   // bound makes a transfer take exactly latency + bytes / bandwidth; precision 1e-12 keeps completions
   // 0.1 ns apart distinct. All must be set before the platform exists.

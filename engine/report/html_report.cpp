@@ -156,8 +156,9 @@ std::string page_of(const std::string& title, const std::string& data, const std
 }  // namespace
 
 std::string html_report(const std::string& dir, const HtmlReportOptions& options) {
-  return page_of("simumax-sim report: " + fs::path(dir).lexically_normal().filename().string(),
-                 report_data_json(dir, options), "");
+  const std::string name =
+      options.title_name.empty() ? fs::path(dir).lexically_normal().filename().string() : options.title_name;
+  return page_of("simumax-sim report: " + name, report_data_json(dir, options), "");
 }
 
 std::string write_html_report(const std::string& dir, const HtmlReportOptions& options) {

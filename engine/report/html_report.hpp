@@ -20,6 +20,9 @@ struct HtmlReportOptions {
   // ranks.json's slowest-ranks view: the latest ranks listed, and the bins of the lateness histogram over all ranks.
   size_t max_ranks = 20;
   size_t rank_bins = 40;
+  // The run's name in the page's title; empty: the folder's name (run writes the page in its staging folder and
+  // gives the run folder's).
+  std::string title_name;
 };
 
 // The files a report reads from `dir`, each optional: summary.json, trace.json, memory_timeline.json,

@@ -1,3 +1,4 @@
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -7,6 +8,7 @@
 #include "engine/common/split_text.hpp"
 #include "engine/config/config_origin.hpp"
 #include "engine/report/report_views.hpp"
+#include "engine/report/summary.hpp"
 
 namespace simumax::report::html {
 
@@ -128,6 +130,14 @@ Json sweep_view(const JsonDoc& d) {
     for (const char* k :
          {"step_time_ms", "mfu", "tokens_per_s", "peak_reserved_gib", "peak_alloc_gib", "headroom_gib"}) {
       c[k] = nullable(d, in, p, k, "number");
+    }
+    if (c["status"] == "ok") {
+      const auto number = [&c](const char* k) { return c[k].is_number() ? c[k].get<double>() : NAN; };
+      const std::string problem = result_figures_problem(number("step_time_ms"), number("mfu"));
+      if (!problem.empty()) {
+        const size_t colon = problem.find(": ");
+        throw ConfigError(d.path, p + problem.substr(0, colon), "an ok case: " + problem.substr(colon + 2));
+      }
     }
     Json values = Json::array();
     std::vector<std::string> parts;  // "column=value" of each axis, for the group and layout names

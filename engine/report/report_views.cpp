@@ -1,12 +1,14 @@
 // summary.json, memory_timeline.json, memory_snapshot.json, search.json and links.json -> the HTML report's data.
 #include <algorithm>
 #include <cstdint>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "engine/common/error.hpp"
 #include "engine/report/report_views.hpp"
+#include "engine/report/summary.hpp"
 
 namespace simumax::report::html {
 
@@ -173,6 +175,11 @@ Json search_view(const JsonDoc& d) {
               {"peak_reserved_gib", need_number(d, list[i], p, "peak_reserved_gib")},
               {"fits", need(d, list[i], p, "fits", "boolean")}};
     copy_numbers(d, list[i], p, {"mfu", "tokens_per_s", "headroom_gib"}, c);
+    if (const std::string problem = result_figures_problem(c["step_time_ms"].get<double>(), c.value("mfu", 0.5));
+        !problem.empty()) {
+      const size_t colon = problem.find(": ");
+      throw common::ConfigError(d.path, p + problem.substr(0, colon), problem.substr(colon + 2));
+    }
     const Json& rank = list[i].contains("rank") ? list[i]["rank"] : Json(nullptr);
     if (!rank.is_null()) c["rank"] = need(d, list[i], p, "rank", "integer");
     const Json& sim = list[i].contains("sim_step_time_ms") ? list[i]["sim_step_time_ms"] : Json(nullptr);

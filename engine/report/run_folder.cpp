@@ -7,8 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "engine/common/error.hpp"
+#include "engine/common/interrupt.hpp"
 
 namespace simumax::report {
 
@@ -52,6 +54,47 @@ void remove_earlier_run(const std::string& dir, const std::optional<std::string>
       if (ec) throw common::UsageError("cannot remove " + path.string() + " of an earlier run: " + ec.message());
     }
   }
+}
+
+RunStaging::RunStaging(const std::string& dir) : dir_(dir), path_(dir + "/.simumax-staging") {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+  if (!std::filesystem::create_directory(path_, ec) || ec) {
+    throw common::UsageError("cannot create " + path_ + " (the run's files are written there first): " +
+                             (ec ? ec.message() : std::string("it exists")));
+  }
+  common::register_temporary_dir(path_.c_str());
+}
+
+RunStaging::~RunStaging() {
+  std::error_code ec;
+  if (!committed_) std::filesystem::remove_all(path_, ec);
+  common::unregister_temporary_dir(path_.c_str());
+}
+
+void RunStaging::commit(const std::optional<std::string>& keep) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> staged;
+  for (const auto& e : std::filesystem::directory_iterator(path_, ec)) staged.push_back(e.path());
+  if (ec) throw common::UsageError("cannot read " + path_ + ": " + ec.message());
+  // A folder where a file goes would stop the move half-way: refused while the earlier run is still whole.
+  for (const auto& from : staged) {
+    const std::filesystem::path to = std::filesystem::path(dir_) / from.filename();
+    if (std::filesystem::is_directory(to, ec)) throw common::UsageError("cannot write " + to.string() + ": it is a folder");
+  }
+  remove_earlier_run(dir_, keep);
+  for (const auto& from : staged) {
+    const std::filesystem::path to = std::filesystem::path(dir_) / from.filename();
+    std::filesystem::rename(from, to, ec);
+    if (ec) throw common::UsageError("cannot move " + from.string() + " to " + to.string() + ": " + ec.message());
+  }
+  std::filesystem::remove(path_, ec);
+  committed_ = true;
+}
+
+std::string RunStaging::final_paths(std::string text) const {
+  for (size_t at; (at = text.find(path_)) != std::string::npos;) text.replace(at, path_.size(), dir_);
+  return text;
 }
 
 }  // namespace simumax::report

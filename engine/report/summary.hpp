@@ -127,4 +127,11 @@ Summary read_summary(const std::string& path);
 // The text table the CLI prints.
 std::string summary_table(const Summary& s);
 
+// What a file read back (summary.json, a sweep's rows, search.json) must hold to be drawn as a result: a step time
+// > 0 and an MFU in (0, max_mfu]. MFU is over the dense bf16 peak: a low-precision run reaches up to the fp4 peak,
+// 6x the bf16 one (B300, GB300). Returns "" when both can be a result, else the field and what it must be
+// ("/mfu: expected a fraction in (0, 6], got 20"): a file edited or damaged by hand (issue 32).
+inline constexpr double kMaxResultMfu = 6;
+std::string result_figures_problem(double step_time_ms, double mfu, double max_mfu = kMaxResultMfu);
+
 }  // namespace simumax::report

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/common/error.hpp"
+#include "engine/common/number_text.hpp"
 #include "engine/common/units.hpp"
 #include "engine/report/report_json_read.hpp"
 #include "engine/report/summary.hpp"
@@ -73,21 +74,18 @@ void read_groups(const JsonDoc& d, Summary& s) {
   }
 }
 
-// What no run writes (an edited or damaged file): the report and serve would draw it as a result. MFU is over
-// the dense bf16 peak: a low-precision run reaches up to the fp4 peak, 6x the bf16 one (B300, GB300).
+// What no run writes (an edited or damaged file): the report and serve would draw it as a result.
 void check_figures(const JsonDoc& d, const Summary& s) {
-  auto fail = [&](const char* key, const std::string& what) { throw common::ConfigError(d.path, key, what); };
-  if (!(s.step_time_ms > 0)) fail("/step_time_ms", "expected a positive step time, got " + std::to_string(s.step_time_ms));
-  if (!(s.pp_time_ms >= 0)) fail("/pp_time_with_straggler_ms", "expected a non-negative time");
-  const double max_mfu = s.dtype.rfind("bf16", 0) == 0 ? 1 : 6;
-  if (!(s.mfu > 0 && s.mfu <= max_mfu)) {
-    fail("/mfu", "expected a fraction in (0, " + std::to_string(static_cast<int>(max_mfu)) + "] for dtype " +
-                     s.dtype + ", got " + std::to_string(s.mfu));
+  const double max_mfu = s.dtype.rfind("bf16", 0) == 0 ? 1 : kMaxResultMfu;
+  if (const std::string problem = result_figures_problem(s.step_time_ms, s.mfu, max_mfu); !problem.empty()) {
+    const size_t colon = problem.find(": ");
+    throw common::ConfigError(d.path, problem.substr(0, colon), problem.substr(colon + 2) + " for dtype " + s.dtype);
   }
+  if (!(s.pp_time_ms >= 0)) throw common::ConfigError(d.path, "/pp_time_with_straggler_ms", "expected a time >= 0");
   // tokens_per_s is tokens_per_iter over the step: a step time edited alone no longer matches it.
   const double tokens_per_s = static_cast<double>(s.tokens_per_iter) / (s.step_time_ms * 1e-3);
   if (!(std::abs(s.tokens_per_s - tokens_per_s) <= 1e-6 * tokens_per_s)) {
-    fail("/tokens_per_s", "does not match tokens_per_iter / step_time_ms (the file was edited?)");
+    throw common::ConfigError(d.path, "/tokens_per_s", "does not match tokens_per_iter / step_time_ms (the file was edited?)");
   }
 }
 
@@ -172,6 +170,17 @@ Summary read_summary(const std::string& path) {
     s.stages.push_back(read_stage(d, stages[i], "/stages/" + std::to_string(i)));
   }
   return s;
+}
+
+std::string result_figures_problem(double step_time_ms, double mfu, double max_mfu) {
+  if (!(step_time_ms > 0 && std::isfinite(step_time_ms))) {
+    return "/step_time_ms: expected a positive step time, got " + common::format_number("%g", step_time_ms);
+  }
+  if (!(mfu > 0 && mfu <= max_mfu)) {
+    return "/mfu: expected a fraction in (0, " + common::format_number("%g", max_mfu) + "], got " +
+           common::format_number("%g", mfu);
+  }
+  return "";
 }
 
 }  // namespace simumax::report

@@ -194,6 +194,11 @@ const std::string kBase = "\"base\": \"" + fs::absolute("scenarios/default.json"
 INSTANTIATE_TEST_SUITE_P(
     Cases, SweepBadInput,
     testing::Values(
+        // Issue 32: 200,000 levels crashed the sweep (a recursive copy of the value).
+        BadSweep{"deep_nesting",
+                 "{" + kBase + ", \"overrides\": {\"strategy.tp_size\": " + std::string(200000, '[') +
+                     std::string(200000, ']') + "}}",
+                 "", "nested deeper than 100 levels (line 1, column "},
         BadSweep{"unknown_key", "{" + kBase + ", \"overrides\": {\"strategy.tp_sise\": [1, 2]}}", "",
                  "/overrides/strategy.tp_sise: unknown override key 'strategy.tp_sise' in case c0000 (tp_sise=1), as "
                  "in every case: strategy has no field 'tp_sise' in the base scenario; did you mean 'tp_size'?"},

@@ -49,7 +49,8 @@ expect_error "different numbers of ranks" env SLURM_PROCID=0 SLURM_NTASKS=12 SLU
   "$bin" run --sweep --system "$src/platforms/b200_bf16.json" -o "$out/x"
 # Usage errors exit 2 like every other error (CLI11's own code was 106).
 expect_error "max-bytes" "$bin" run --max-bytes 5 --system "$src/platforms/b200_bf16.json" -o "$out/x"
-expect_error "not expected" "$bin" shapes --no-such-flag
+expect_error "shapes: unknown option '--no-such-flag'" "$bin" shapes --no-such-flag
+"$bin" --version | grep -qx 'simumax-measure [0-9]*\.[0-9]*\.[0-9]*' || fail "--version"
 expect_error "fit-min-bytes = nan" "$bin" import --system "$src/platforms/b200_bf16.json" \
   --nccl-tests "$src/tests/data/nccl_tests/mooncake-pr3484-all_reduce-8gpu.txt:high_intra_node:all_reduce" \
   --fit-min-bytes nan -o "$out/x"

@@ -10,6 +10,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/logging.hpp"
+#include "engine/common/version.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/measure/kernel_problem.hpp"
 #include "engine/measure/measurement.hpp"
@@ -221,6 +222,7 @@ int run_gpu(const ScenarioArgs& a, const RunArgs& r) {
 int main(int argc, char** argv) {
   CLI::App app{"simumax-measure: measure a GPU node (or import nccl-tests / SimuMax efficiency-test output) and write "
                "a SimuMax system config (docs/measure.md)"};
+  app.set_version_flag("--version", std::string("simumax-measure ") + common::version());
   app.require_subcommand(1);
   app.footer("Exit codes: 0 done; 2 bad input, no GPU, no NCCL, no cuDNN for the attention shapes, a shape too large "
              "for the GPU, a mismatched launch (one line on stderr), or an attention shape cuDNN refused (the rest is "
@@ -262,7 +264,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    std::fprintf(stderr, "error: %s (simumax-measure --help lists the options)\n", e.what());
+    const std::string unknown = tools::unknown_option_message(app, "simumax-measure", argc, argv);
+    std::fprintf(stderr, "error: %s (simumax-measure --help lists the options)\n",
+                 unknown.empty() ? e.what() : unknown.c_str());
     return 2;
   }
   if (const std::string bad = tools::non_finite_option(app); !bad.empty()) {

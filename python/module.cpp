@@ -5,12 +5,14 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/install_paths.hpp"
+#include "engine/common/version.hpp"
 #include "python/bindings.hpp"
 
 namespace py = pybind11;
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "simumax-sim's engine (the Python package simumax_sim wraps it in SimuMax's PerfLLM shape)";
+  m.attr("__version__") = simumax::common::version();
   // Owned by the module for the interpreter's life: the translator below raises them.
   static py::handle config_error = py::exception<simumax::common::ConfigError>(m, "ConfigError", PyExc_ValueError);
   static py::handle usage_error = py::exception<simumax::common::UsageError>(m, "UsageError", PyExc_ValueError);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -194,6 +195,31 @@ TEST(Cli, ValidateWritesJsonAndCsvWithAFitVerdictPerCase) {
   EXPECT_EQ(csv.rfind("case,status,reason,ours_ms,simumax_ms,real_ms,", 0), 0u) << csv;
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
   fs::remove_all(d);
+}
+
+// Issue 34: validate says when a row's "fits NO" judges the config and not the GPU the run had, and when its
+// errors are in-sample (the shipped calibration was fitted on these runs).
+TEST(Cli, ValidateNotesRunsOverTheConfiguredMemoryAndInSampleErrors) {
+  const auto r = run_cli({"validate", kShared + "/validation/b200/llama3_70b_l12_tp1_cp8_pp1_dp1_seq131072_mbc4_cef.json",
+                          kShared + "/validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc8.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("note: 1 real run(s) used more memory than their system config's GPU has "
+                       "(llama3_70b_l12_tp1_cp8_pp1_dp1_seq131072_mbc4_cef: 159.65 GiB measured, mem_gbs 80)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("note: 1 case(s) are runs the shipped calibration of a100_pcie_bf16 was fitted on (in-sample)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("note: 1 case(s) are runs the shipped calibration of b200_bf16_ceperm was fitted on"),
+            std::string::npos)
+      << r.out;
+}
+
+// Issue 34: --version on both binaries.
+TEST(Cli, VersionIsPrinted) {
+  const auto r = run_cli({"--version"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_match(r.out, std::regex("simumax-sim [0-9]+\\.[0-9]+\\.[0-9]+\n"))) << r.out;
 }
 
 TEST(Cli, TheMicroBatchSearchSaysWhatItRankedBy) {

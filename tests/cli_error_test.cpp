@@ -214,6 +214,11 @@ const std::vector<ErrorCase>& cases() {
        {"run", "scenarios/default.json", "--executor", "sim", "--platform", "/etc/passwd", "-q", "-o", "out/passwd"},
        "error: /etc/passwd: line 1: unexpected text at column 1 (platform files hold only elements: is this a SimGrid "
        "platform XML?)"},
+      // Issue 34: a misspelt option gets the nearest name (it was "A subcommand is required").
+      {"MisspeltOption", {"run", "--executer", "fast"},
+       "error: run: unknown option '--executer'; did you mean '--executor'?"},
+      {"UnknownOption", {"validate", "docs", "--zzzzzzzz"},
+       "error: validate: unknown option '--zzzzzzzz'; 'simumax-sim validate --help' lists them"},
       {"InvalidJson", {"run", "tests/data/config_errors/invalid_json.json"},
        "error: tests/data/config_errors/invalid_json.json: invalid JSON at line 4, column 19: syntax error while "
        "parsing object - unexpected string literal; expected '}'"},

@@ -1,11 +1,15 @@
 // Checks of a parsed command line that CLI11 does not make, shared by simumax-sim and simumax-measure.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "engine/common/edit_distance.hpp"
 
 namespace simumax::tools {
 
@@ -42,6 +46,43 @@ inline std::string non_finite_option(const CLI::App& app) {
   }
   for (const CLI::App* sub : app.get_subcommands()) {
     if (std::string found = non_finite_option(*sub); !found.empty()) return found;
+  }
+  return "";
+}
+
+// For a command line CLI11 refused, when an option of the command named by argv[1] (or of `app`, the program
+// `program`) is misspelt:
+// "run: unknown option '--executer'; did you mean '--executor'?" (CLI11 says only that the argument was not
+// expected, or, with fallthrough to the app, that a command is required). "" when no such option is found.
+inline std::string unknown_option_message(const CLI::App& app, const std::string& program, int argc, char** argv) {
+  if (argc < 2) return "";
+  const CLI::App* sub = nullptr;
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (s->get_name() == argv[1]) sub = s;
+  }
+  if (sub == nullptr) return "";
+  std::vector<std::string> names;
+  for (const CLI::App* a : {&app, sub}) {
+    for (const CLI::Option* o : a->get_options()) {
+      for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    }
+  }
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.rfind("--", 0) != 0) continue;
+    arg = arg.substr(0, arg.find('='));
+    if (std::find(names.begin(), names.end(), arg) != names.end()) continue;
+    const std::string* best = nullptr;
+    size_t best_distance = std::max<size_t>(2, arg.size() / 3) + 1;
+    for (const std::string& n : names) {
+      if (const size_t d = common::edit_distance(arg, n, /*ignore_case=*/true); d < best_distance) {
+        best = &n;
+        best_distance = d;
+      }
+    }
+    return sub->get_name() + ": unknown option '" + arg + "'; " +
+           (best ? "did you mean '" + *best + "'?" : "'" + program + " " + sub->get_name() + " --help' lists them");
   }
   return "";
 }

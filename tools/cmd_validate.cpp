@@ -13,7 +13,9 @@
 
 #include "engine/calibrate/calibrate.hpp"
 #include "engine/common/error.hpp"
+#include "engine/common/number_text.hpp"
 #include "engine/common/units.hpp"
+#include "engine/config/shipped_calibration.hpp"
 #include "engine/config/validation_case.hpp"
 #include "engine/report/record_fields.hpp"
 #include "engine/report/text_file.hpp"
@@ -114,6 +116,44 @@ void stats_fields(report::FieldSink& f, const char* prefix, const ErrorStats& s)
   f.maybe_number(p + "_worst_pct", any ? std::optional<double>(100 * s.worst()) : std::nullopt);
 }
 
+// What the table alone would mislead about (issue 34): real runs that used more memory than their system config's
+// GPU has (their "fits NO" judges the config, not the machine they ran on), and errors that are in-sample (the
+// shipped calibration in force was fitted on these very runs).
+class CaseNotes {
+ public:
+  void look_at(const config::ValidationCase& vc, const report::Summary& s) {
+    const double real_gib = std::max(vc.has_real_alloc ? vc.real_alloc_gib : 0.0, vc.real_reserved_gib.value_or(0.0));
+    if (real_gib > s.gpu_memory_gib) {
+      if (over_memory_.empty()) {
+        example_ = vc.name + ": " + common::format_number("%.2f", real_gib) + " GiB measured, mem_gbs " +
+                   common::format_number("%g", s.gpu_memory_gib);
+      }
+      over_memory_.push_back(vc.name);
+    }
+    if (s.calibration_source.rfind("shipped", 0) == 0) {
+      const auto shipped = config::shipped_calibration(vc.scenario.system.sys_name);
+      if (shipped && config::fitted_on_case(*shipped, vc.path)) ++in_sample_[vc.scenario.system.sys_name];
+    }
+  }
+  void print() const {
+    if (!over_memory_.empty()) {
+      std::printf("note: %zu real run(s) used more memory than their system config's GPU has (%s): their fits "
+                  "column judges the config, not the GPU they ran on\n",
+                  over_memory_.size(), example_.c_str());
+    }
+    for (const auto& [sys, n] : in_sample_) {
+      std::printf("note: %d case(s) are runs the shipped calibration of %s was fitted on (in-sample); calibrate "
+                  "prints the errors with each family left out\n",
+                  n, sys.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::string> over_memory_;
+  std::string example_;
+  std::map<std::string, int> in_sample_;
+};
+
 int do_validate(const ValidateArgs& a) {
   // A bad output path is refused before any case runs (as search's -o).
   for (const std::string* p : {&a.json_path, &a.csv_path}) {
@@ -124,6 +164,7 @@ int do_validate(const ValidateArgs& a) {
   const RunOptions o = make_run_options(a.engine);
   ErrorStats ours_t, sm_t, ours_m, sm_m, parity_t, parity_m;
   Groups groups;
+  CaseNotes notes;
   const std::vector<std::string> files = case_files(a.paths);
   if (files.empty()) throw common::UsageError("no validation case (*.json) found in the paths given");
   std::printf("%-52s %10s %10s %10s %8s %8s | %8s %8s %8s %8s %8s %s\n", "case", "ours ms", "simumax", "real ms",
@@ -143,6 +184,7 @@ int do_validate(const ValidateArgs& a) {
       continue;
     }
     report::judge_fit(r.summary, a.margin_gib * common::kGiB);
+    notes.look_at(vc, r.summary);
     const double ms = r.summary.step_time_ms;
     // A case whose real peak was logged by the last rank is compared with the last pipeline stage.
     const int64_t alloc = vc.alloc_of_last_rank && !r.summary.stages.empty() ? r.summary.stages.back().peak_alloc_bytes
@@ -213,6 +255,7 @@ int do_validate(const ValidateArgs& a) {
   if (!sm_m.errs.empty()) line("memory SimuMax vs real", sm_m);
   if (!parity_m.errs.empty()) line("memory ours vs SimuMax", parity_m);
   groups.print(line);
+  notes.print();
   const report::Fields meta = [&](report::FieldSink& f) {
     f.text("fidelity", a.engine.fidelity.empty() ? "the cases'" : a.engine.fidelity);
     f.integer("cases_run", static_cast<int64_t>(ours_t.errs.size()));

@@ -5,11 +5,13 @@
 #include "engine/common/error.hpp"
 #include "engine/common/interrupt.hpp"
 #include "engine/common/logging.hpp"
+#include "engine/common/version.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"simumax-sim: simulate one training step of a Megatron-style LLM job on a GPU cluster"};
+  app.set_version_flag("--version", std::string("simumax-sim ") + simumax::common::version());
   app.require_subcommand(1);
   // Options a subcommand does not know go up to the app: `run x.json --log-level info` works as the README writes.
   app.fallthrough();
@@ -26,7 +28,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::string what = e.what();
-    if (what == "A subcommand is required" && argc > 1 && argv[1][0] != '-') {
+    if (const std::string unknown = simumax::tools::unknown_option_message(app, "simumax-sim", argc, argv); !unknown.empty()) {
+      what = unknown;
+    } else if (what == "A subcommand is required" && argc > 1 && argv[1][0] != '-') {
       std::string names;
       for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
         names += (names.empty() ? "" : ", ") + sub->get_name();

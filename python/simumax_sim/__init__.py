@@ -11,14 +11,14 @@ Also `run(scenario)` (one step, a dict of summary.json's fields) and `search(...
 "file: /json/pointer: message"; UsageError (a ValueError) is a bad argument; InternalError is a bug of ours.
 """
 
-from simumax_sim._core import ConfigError, InternalError, UsageError, data_dir
+from simumax_sim._core import ConfigError, InternalError, UsageError, __version__, data_dir
 from simumax_sim.configs import ModelConfig, StrategyConfig, SystemConfig
 from simumax_sim.perf_llm import PerfLLM, Result, run
 from simumax_sim.searches import search
 from simumax_sim.utils import get_simu_model_config, get_simu_strategy_config, get_simu_system_config
 
 __all__ = [
-    "ConfigError", "InternalError", "UsageError", "data_dir",
+    "ConfigError", "InternalError", "UsageError", "__version__", "data_dir",
     "ModelConfig", "StrategyConfig", "SystemConfig",
     "PerfLLM", "Result", "run", "search",
     "get_simu_model_config", "get_simu_strategy_config", "get_simu_system_config",

@@ -144,3 +144,9 @@ def test_data_dir_is_beside_the_module():
     assert simumax_sim.get_simu_strategy_config("tp1_pp2_dp4_mbs1").startswith(SHARED)
     with pytest.raises(FileNotFoundError, match="names: .*llama3-8b"):
         simumax_sim.get_simu_model_config("llama9")
+
+
+def test_version_is_the_cli_version():
+    rc, out, _ = cli("--version")
+    assert rc == 0
+    assert out.strip() == "simumax-sim " + simumax_sim.__version__

@@ -1,5 +1,7 @@
 #include "engine/compare/trace_compare.hpp"
 
+#include <spdlog/fmt/fmt.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -90,7 +92,39 @@ Comparison compare_runs(const CompareOptions& o) {
   c.ours = load_simulated_run(o.ours, RankChoice{o.rank, c.real.rank}, table);
   c.ours_step = ours_step(c.ours);
   if (c.real.insight) c.ops = align_ops(c.ours, *c.real.insight);
+  c.workload = check_workload(c);
   return c;
+}
+
+WorkloadCheck check_workload(const Comparison& c) {
+  WorkloadCheck w;
+  std::vector<const StepBreakdown*> real;
+  for (size_t i : c.averaged) {
+    if (i < c.real.steps.size() && c.real.steps[i].has_breakdown) real.push_back(&c.real.steps[i]);
+  }
+  if (real.empty()) return w;
+  w.judged = true;
+  const auto real_mean = [&real](auto field) {
+    double sum = 0;
+    for (const StepBreakdown* s : real) sum += field(*s);
+    return sum / static_cast<double>(real.size());
+  };
+  for (size_t k = 0; k < c.classes.size(); ++k) {
+    const std::string& name = c.classes[k].name;
+    if (name == "attention" &&
+        real_mean([k](const StepBreakdown& s) { return static_cast<double>(s.class_kernels.at(k)); }) == 0) {
+      w.reasons.push_back("no attention kernel in the real steps (a transformer runs one per layer and micro-batch "
+                          "at least)");
+    }
+    if (name == "other") {
+      const double compute = real_mean([](const StepBreakdown& s) { return s.compute_ms; });
+      const double share = compute > 0 ? real_mean([k](const StepBreakdown& s) { return s.class_ms.at(k); }) / compute : 0;
+      if (share > 0.5) {
+        w.reasons.push_back(fmt::format("{:.0f} % of the real compute time is in kernels of no known class", 100 * share));
+      }
+    }
+  }
+  return w;
 }
 
 std::vector<Metric> time_metrics(const StepBreakdown& s, const std::vector<KernelClass>& classes) {

@@ -52,6 +52,15 @@ struct OpMatch {
 // One named figure of a step, in the order the table shows them; absent when the side cannot know it.
 using Metric = std::pair<std::string, std::optional<double>>;
 
+// Whether the real run is a transformer's training step, as the simulated job is, judged from the kernels of its
+// steps: a trace of another workload (a recommender: no attention, embedding-bag kernels) gives errors that
+// compare different work (issue 34: +1917 % against HTA's train_8gpu trace, with nothing said). A log is not
+// judged (no kernels).
+struct WorkloadCheck {
+  bool judged = false;
+  std::vector<std::string> reasons;  // empty: the kernels look like the simulated job's
+};
+
 struct Comparison {
   std::vector<KernelClass> classes;
   std::string classes_path;
@@ -65,7 +74,12 @@ struct Comparison {
   std::vector<RankSummary> ranks;  // several rank traces: each rank's mean step (the lowest rank is `real`)
   std::optional<Straggler> straggler;
   size_t top_n = 10;
+  WorkloadCheck workload;
 };
+
+// The check of `c`'s real steps (those averaged): no kernel of the class "attention", or more than half the compute
+// time in the class "other" (kernels no rule of the kernel-class table knows).
+WorkloadCheck check_workload(const Comparison& c);
 
 // Lines our ops up with the real ones (see OpMatch); every op of ours appears once, in our cost order.
 std::vector<OpMatch> align_ops(const SimulatedRun& ours, const TraceInsight& real);

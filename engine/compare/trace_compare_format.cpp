@@ -144,7 +144,13 @@ std::string headline(const Comparison& c) {
     out << ", " << c.real.gpu_events << " GPU events, " << c.real.unattributed_events
         << " launched before the first step, main stream " << c.real.main_stream;
   }
-  out << ")\nkernel classes: " << c.classes_path << "\n\n";
+  out << ")\nkernel classes: " << c.classes_path << "\n";
+  if (!c.workload.reasons.empty()) {
+    out << "warning: the real run does not look like the simulated job:";
+    for (size_t i = 0; i < c.workload.reasons.size(); ++i) out << (i ? "; " : " ") << c.workload.reasons[i];
+    out << ". The errors below compare different work.\n";
+  }
+  out << "\n";
   return out.str();
 }
 

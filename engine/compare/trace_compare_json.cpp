@@ -194,6 +194,11 @@ std::string comparison_json(const Comparison& c) {
   j["ours"] = ours_json(c);
   j["real"] = real_json(c);
   j["comparison"] = rows;
+  if (c.workload.judged) {
+    OJson reasons = OJson::array();
+    for (const auto& r : c.workload.reasons) reasons.push_back(r);
+    j["workload"] = {{"matches", c.workload.reasons.empty()}, {"reasons", reasons}};
+  }
   if (c.real.insight) j["ops"] = ops_json(c);
   if (c.straggler) {
     OJson ranks = OJson::array();

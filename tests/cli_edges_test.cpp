@@ -215,6 +215,20 @@ TEST(Cli, ValidateNotesRunsOverTheConfiguredMemoryAndInSampleErrors) {
       << r.out;
 }
 
+// Issue 34: a SimuMax user reads which model gave the step time (ours printed 5608 ms where SimuMax prints 5.55 s).
+TEST(Cli, TheTableSaysWhoseModelTheStepTimeIs) {
+  const fs::path d = temp_dir("fidelity");
+  const auto ours = run_cli({"run", "scenarios/default.json", "-o", (d / "a").string()});
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  EXPECT_NE(ours.out.find("(fidelity megatron (what Megatron-LM and TE run; SimuMax's own model: --fidelity simumax), "),
+            std::string::npos)
+      << ours.out;
+  const auto theirs = run_cli({"run", "scenarios/default.json", "--fidelity", "simumax", "-o", (d / "b").string()});
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  EXPECT_NE(theirs.out.find("(fidelity simumax (SimuMax v1.2's model), "), std::string::npos) << theirs.out;
+  fs::remove_all(d);
+}
+
 // Issue 34: --version on both binaries.
 TEST(Cli, VersionIsPrinted) {
   const auto r = run_cli({"--version"});

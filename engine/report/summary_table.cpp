@@ -63,8 +63,13 @@ std::string miss_lines(const Summary& s) {
 std::string summary_table(const Summary& s) {
   std::string out;
   char line[256];
-  out += "scenario   " + s.name + "  (fidelity " + s.fidelity + ", executor " + s.executor + ", " + s.granularity + " tasks, ranks: " + s.scope +
-         ", " + std::to_string(s.num_tasks) + " tasks)\n";
+  // Said in words: a SimuMax user reads our default step time against SimuMax's (issue 34).
+  const std::string fidelity = s.fidelity == "simumax" ? "simumax (SimuMax v1.2's model)"
+                               : s.fidelity == "megatron"
+                                   ? "megatron (what Megatron-LM and TE run; SimuMax's own model: --fidelity simumax)"
+                                   : s.fidelity;
+  out += "scenario   " + s.name + "  (fidelity " + fidelity + ", executor " + s.executor + ", " + s.granularity +
+         " tasks, ranks: " + s.scope + ", " + std::to_string(s.num_tasks) + " tasks)\n";
   out += model_lines(s);
   std::snprintf(line, sizeof line,
                 "parallel   world %lld = tp %lld x cp %lld x pp %lld x dp %lld   mbs %lld  mbc %lld  gbs %lld  seq %lld\n",

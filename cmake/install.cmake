@@ -1,9 +1,9 @@
 # `cmake --install build --prefix P`: a relocatable tree (engine/common/install_paths.hpp finds everything from the
 # binary's own place): P/bin/simumax-sim, P/lib/libsimumax_sim.so, P/<SIMUMAX_PYTHON_DIR>/simumax_sim/,
-# P/share/simumax-sim/{data,models,platforms,scenarios}, P/share/doc/simumax-sim/.
+# P/share/simumax-sim/{data,models,platforms,scenarios,strategies}, P/share/doc/simumax-sim/.
 # The build tree gets the same layout, so the built binaries find their data the way installed ones do.
 
-set(simumax_data_folders data models platforms scenarios)
+set(simumax_data_folders data models platforms scenarios strategies)
 file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/share/simumax-sim)
 foreach(folder ${simumax_data_folders})
   file(CREATE_LINK ${CMAKE_SOURCE_DIR}/${folder} ${CMAKE_BINARY_DIR}/share/simumax-sim/${folder} SYMBOLIC)

@@ -1,7 +1,7 @@
 """SimuMax's simumax.utils config finders: a config's path from its name.
 
-Looked up in the shipped data (share/simumax-sim/models and platforms; data_dir()), then in SimuMax's own
-configs under $SIMUMAX_SHARED_DIR/simumax-configs (models, strategy, system). simumax-sim ships no strategies.
+Looked up in the shipped data (share/simumax-sim/models, strategies and platforms; data_dir()), then in
+SimuMax's own configs under $SIMUMAX_SHARED_DIR/simumax-configs (models, strategy, system) when it is set.
 """
 
 import os
@@ -10,7 +10,7 @@ from simumax_sim import _core
 
 _FOLDERS = {
     "model": ("models", "models"),
-    "strategy": (None, "strategy"),
+    "strategy": ("strategies", "strategy"),
     "system": ("platforms", "system"),
 }
 
@@ -43,7 +43,7 @@ def get_simu_model_config(name):
 
 
 def get_simu_strategy_config(name):
-    """The path of SimuMax strategy `name` (e.g. 'tp1_pp2_dp4_mbs1'), from $SIMUMAX_SHARED_DIR."""
+    """The path of SimuMax strategy `name` (e.g. 'tp1_pp2_dp4_mbs1'): SimuMax v1.2's strategies are shipped."""
     return _find("strategy", name)
 
 

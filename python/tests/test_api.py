@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -141,7 +143,17 @@ def test_data_dir_is_beside_the_module():
     assert data.endswith(os.path.join("share", "simumax-sim"))
     assert os.path.isfile(os.path.join(data, "data", "kernel_classes.json"))
     assert simumax_sim.get_simu_model_config("llama3-8b") == os.path.join(data, "models", "llama3-8b.json")
-    assert simumax_sim.get_simu_strategy_config("tp1_pp2_dp4_mbs1").startswith(SHARED)
+    # SimuMax's strategies are shipped: no environment variable needed (issue 34), and they are SimuMax's figures.
+    strategy = simumax_sim.get_simu_strategy_config("tp1_pp2_dp4_mbs1")
+    assert strategy == os.path.join(data, "strategies", "tp1_pp2_dp4_mbs1.json")
+    env = dict(os.environ)
+    env.pop("SIMUMAX_SHARED_DIR", None)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the package under test
+    code = "import simumax_sim; print(simumax_sim.get_simu_strategy_config('tp1_pp2_dp4_mbs1'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and out.stdout.strip() == strategy, out.stderr
+    with open(strategy) as f, open(os.path.join(SHARED, "simumax-configs", "strategy", "tp1_pp2_dp4_mbs1.json")) as g:
+        assert json.load(f) == json.load(g)
     with pytest.raises(FileNotFoundError, match="names: .*llama3-8b"):
         simumax_sim.get_simu_model_config("llama9")
 

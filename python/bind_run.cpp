@@ -1,6 +1,7 @@
 // Scenarios and runs for Python: the configs read with the CLI's checks, one step simulated in-process, and the
 // run's reports (summary, table, trace, memory files) written through the engine's own writers.
 #include <csignal>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,11 +11,12 @@
 
 #include "engine/common/error.hpp"
 #include "engine/config/config_text.hpp"
-#include "engine/report/memory_artifacts.hpp"
+#include "engine/report/run_outputs.hpp"
 #include "engine/report/simumax_results.hpp"
+#include "engine/report/simumax_strings.hpp"
 #include "engine/report/rank_stats.hpp"
+#include "engine/report/run_folder.hpp"
 #include "engine/report/summary.hpp"
-#include "engine/report/trace_writer.hpp"
 #include "engine/simulate.hpp"
 #include "python/bindings.hpp"
 
@@ -71,8 +73,6 @@ class KeepSignalHandler {
   int signal_;
   struct sigaction saved_ {};
 };
-
-std::string dir_file(const std::string& dir, const std::string& name) { return dir + "/" + name; }
 
 std::shared_ptr<Run> run(const config::Scenario& s, const std::string& executor, const std::string& granularity,
                          const std::string& ranks, const std::optional<std::string>& platform,
@@ -143,28 +143,39 @@ void bind_run(py::module_& m) {
         return report::write_simumax_results(dir, {*r.scenario, r.result.model, r.result.cost, r.result.summary});
       }, py::arg("dir"),
            "writes SimuMax's compute_result.json, mem_result.json and base_info.json (its analysis(save_path) "
-           "files, `run --simumax-outputs`) into the existing folder `dir`; returns their paths")
-      .def("write_trace", [](const Run& r, const std::string& dir, const std::string& ranks, const std::string& format,
-                             double max_mb) {
-        report::TraceOptions o;
-        o.format = choose<report::TraceFormat>("trace_format", format,
-                                               {{"chrome", report::TraceFormat::kChrome},
-                                                {"simumax", report::TraceFormat::kSimumax}});
-        o.ranks = report::select_ranks(r.result.graph, r.result.timeline, ranks);
-        o.max_mib = max_mb;
-        const std::string path = dir_file(dir, report::trace_file_name(o.format));
+           "files) into the existing folder `dir`; returns their paths")
+      .def("simumax_json", [](const Run& r, const std::string& file) {
+        const report::SimumaxView v{*r.scenario, r.result.model, r.result.cost, r.result.summary};
+        if (file == "mem_result") return report::simumax_mem_result_json(v);
+        if (file == "compute_result") return report::simumax_compute_result_json(v);
+        if (file == "base_info") return report::simumax_base_info_json(v);
+        throw common::UsageError("file='" + file + "': expected mem_result, compute_result or base_info");
+      }, py::arg("file"), "the text of SimuMax's mem_result.json, compute_result.json or base_info.json")
+      .def("simumax_strings", [](const Run& r) {
+        const config::StrategyConfig& st = r.scenario->strategy;
+        return std::map<std::string, std::string>{{"parallelism", report::simumax_parallelism(st)},
+                                                  {"recompute_status", report::simumax_recompute_status(st)},
+                                                  {"dtype", report::simumax_dtype(st)}};
+      }, "SimuMax's strategy strings of the run: parallelism, recompute_status, dtype")
+      .def("write_outputs", [](const Run& r, const std::string& dir, bool trace, const std::string& ranks,
+                               const std::string& format, bool memory, bool simumax, double max_mb) {
+        report::RunOutputOptions o;
+        o.trace = trace;
+        o.trace_ranks = ranks;
+        o.trace_format = choose<std::string>("trace_format", format, {{"chrome", "chrome"}, {"simumax", "simumax"}});
+        o.memory = memory;
+        o.simumax = simumax;
+        o.max_output_mb = max_mb;
         py::gil_scoped_release unlocked;
-        report::write_trace(path, r.view(), o);
-        return path;
-      }, py::arg("dir"), py::arg("ranks") = "stages", py::arg("format") = "chrome", py::arg("max_mb") = 512.0,
-           "writes the trace (as `run --trace`) into the existing folder `dir`; returns its path")
-      .def("write_memory", [](const Run& r, const std::string& dir, const std::string& ranks) {
-        const auto selected = report::select_ranks(r.result.graph, r.result.timeline, ranks);
-        py::gil_scoped_release unlocked;
-        return report::write_memory_artifacts(dir, r.view(), selected);
-      }, py::arg("dir"), py::arg("ranks") = "stages",
-           "writes the memory files (as `run --memory`) into the existing folder `dir`; returns their paths");
+        return report::write_run_outputs(dir, r.view(), r.result.summary, o);
+      }, py::arg("dir"), py::arg("trace") = false, py::arg("ranks") = "stages", py::arg("format") = "chrome",
+           py::arg("memory") = false, py::arg("simumax") = false, py::arg("max_mb") = report::RunOutputOptions{}.max_output_mb,
+           "writes what `run --trace / --memory / --simumax-outputs` write into the existing folder `dir` (after one "
+           "estimate of their size, refused over max_mb MiB); returns the paths written");
 
+  m.def("remove_earlier_run", [](const std::string& dir) { report::remove_earlier_run(dir, std::nullopt); },
+        py::arg("dir"), "removes the files an earlier run wrote into the existing folder `dir` (summary.json, the "
+                        "trace, memory and SimuMax files, ...); nothing else is touched");
   m.def("run", &run, py::arg("scenario"), py::arg("executor") = "fast", py::arg("granularity") = "layer",
         py::arg("ranks") = "stages", py::arg("platform") = std::nullopt, py::arg("fidelity") = "",
         py::arg("max_tasks") = RunOptions{}.max_tasks,

@@ -15,11 +15,13 @@ from simumax_sim._core import ConfigError, InternalError, UsageError, __version_
 from simumax_sim.configs import ModelConfig, StrategyConfig, SystemConfig
 from simumax_sim.perf_llm import PerfLLM, Result, run
 from simumax_sim.searches import search
-from simumax_sim.utils import get_simu_model_config, get_simu_strategy_config, get_simu_system_config
+from simumax_sim.utils import (get_simu_model_config, get_simu_strategy_config, get_simu_system_config,
+                               show_simu_models, show_simu_strategy, show_simu_system)
 
 __all__ = [
     "ConfigError", "InternalError", "UsageError", "__version__", "data_dir",
     "ModelConfig", "StrategyConfig", "SystemConfig",
     "PerfLLM", "Result", "run", "search",
     "get_simu_model_config", "get_simu_strategy_config", "get_simu_system_config",
+    "show_simu_models", "show_simu_strategy", "show_simu_system",
 ]

@@ -22,11 +22,3 @@ def ranks_of(run):
     order: every GPU with ranks='all', one rank per pipeline stage with ranks='stages'."""
     return json.loads(run.ranks_json())["ranks"]
 
-
-def stage_key(stage, pp):
-    """SimuMax's mem_result.json name of a stage dict of summary.json: first_stage, last_stage, pp_stage_N."""
-    if stage["stage"] == 0:
-        return "first_stage"
-    if stage["stage"] == pp - 1:
-        return "last_stage"
-    return f"pp_stage_{stage['stage']}"

@@ -100,9 +100,20 @@ class SearchHelpers:
                                  self.strategy.json_text(), self.strategy.label(),
                                  self.system.json_text(), self.system.label(), 0, self._options["fidelity"])
 
-    def _stage_peaks_gib(self, sr, index):
-        run = _core.run(sr.scenario(index), **self._options)
-        return [st["memory"]["peak_reserved_bytes"] / float(1 << 30) for st in summary_of(run)["stages"]], run
+    def _candidate_run(self, sr, index):
+        return _core.run(sr.scenario(index), **self._options)
+
+    def get_pp_stage_peak_mem(self, mem_result, peak_mem_key, toG=False):
+        """SimuMax's helper: {stage: peak} of an analysis_mem() result (peak_mem_key 'peak_mem' or
+        'peak_mem_with_reserved'), parsed from its strings as SimuMax does (so 4 significant decimals), in bytes
+        or GiB (toG); pp 1: {'first_stage': peak}."""
+        if peak_mem_key not in ("peak_mem_with_reserved", "peak_mem"):
+            raise _core.UsageError(f"peak_mem_key '{peak_mem_key}': expected peak_mem_with_reserved or peak_mem")
+        scale = 1.0 / (1 << 30) if toG else 1.0
+        if peak_mem_key in mem_result:
+            return {"first_stage": _size_bytes(mem_result[peak_mem_key]) * scale}
+        return {k: _size_bytes(v[peak_mem_key]) * scale for k, v in mem_result.items()
+                if isinstance(v, Mapping) and peak_mem_key in v}
 
     def _peak_alloc_bytes(self, **strategy_changes):
         # One run of the configured job with some strategy fields replaced; the configs themselves are untouched.
@@ -136,8 +147,9 @@ class SearchHelpers:
                                               gmi_error=6, use_reserved_memory=True, save_all=True, verbose=True):
         """SimuMax's fixed-global-batch micro-batch search on the configured layout with `pp_size` stages and
         `dp_size` replicas: the micro-batch sizes that fit (peak reserved + gmi_error GiB within
-        memory_utils x mem_gbs), largest first. Returns SimuMax's four lists (sizes, micro-batch counts,
-        per-stage peak reserved GiB, analysis_cost Results); only the largest unless save_all."""
+        memory_utils x mem_gbs), largest first. Returns SimuMax's four lists: sizes, micro-batch counts, peak
+        reserved GiB by stage ({'first_stage': ..., 'last_stage': ...}, get_pp_stage_peak_mem) and analysis_cost()
+        Results (duration_time_per_iter '5.5547 s', ...); only the largest unless save_all."""
         del verbose
         if not use_reserved_memory:
             raise _core.UsageError("use_reserved_memory=False: simumax-sim fits a candidate by its peak reserved "
@@ -152,13 +164,11 @@ class SearchHelpers:
         records = sr.records()
         sizes, counts, peaks, costs = [], [], [], []
         for i in sr.ranking[: None if save_all else 1]:
-            stage_peaks, run = self._stage_peaks_gib(sr, i)
+            run = self._candidate_run(sr, i)
             sizes.append(records[i]["mbs"])
             counts.append(records[i]["mbc"])
-            peaks.append(stage_peaks)
-            saved, self._run = self._run, run
-            costs.append(self.analysis_cost())
-            self._run = saved
+            peaks.append(self.get_pp_stage_peak_mem(self.analysis_mem(run), "peak_mem_with_reserved", toG=True))
+            costs.append(self.analysis_cost(run))
         return sizes, counts, peaks, costs
 
     def search_best_parallel_strategy(self, world_size, gmi_error, micro_batch_size, global_batch_size,
@@ -197,8 +207,41 @@ class SearchHelpers:
                 os.makedirs(folder, exist_ok=True)
                 sr.write_files(folder, f"parallel search, tp {tp}")
             for i in sr.ranking:
-                for key, value in records[i].items():
+                record = dict(records[i], **self._simumax_record(self._candidate_run(sr, i)))
+                for key, value in record.items():
                     all_search_result.setdefault(key, []).append(value)
-            if sr.ranking and records[sr.ranking[0]]["mfu"] > best_mfu:
-                best, best_mfu = records[sr.ranking[0]], records[sr.ranking[0]]["mfu"]
+                if record["mfu"] > best_mfu:
+                    best, best_mfu = record, record["mfu"]
         return Result(best)
+
+    def _simumax_record(self, run):
+        # PerfLLM.dump_paralism_and_recompute_perf's record of a candidate run.
+        summary = self._simumax_summary(run)
+        cost = self._simumax_json("compute_result", run)
+        return {
+            "model_name": summary["model"],
+            "param_num": cost["param_numel_info"]["all"],
+            "system": summary["system"],
+            "parallelism": f"{run.simumax_strings()['dtype']}.dense{self.model_config._data.get('dense_layers', 0)}."
+                           f"{summary['parallelism']}",
+            "recompute_status": summary["recompute"],
+            "mfu": cost["mfu"],
+            "TFLOPS": summary["TFLOPS"],
+            "TGS_per_gpu": summary["TGS_per_gpu"],
+            "iter_time": summary["duration_time_per_iter"],
+            "straggle_ratio": cost["straggle_ratio"],
+            "activations_ratio": cost["param_numel_info"]["activations_ratio"],
+            "peak_mem": summary["peak_mem"],
+            "peak_mem_with_reserved": summary["peak_mem_with_reserved"],
+        }
+
+
+_UNITS = {"B": 0, "KB": 1, "MB": 2, "GB": 3, "TB": 4}
+
+
+def _size_bytes(text):
+    """Bytes of SimuMax's size string ("54.1334 GB", base 1024)."""
+    value, unit = str(text).split(" ")
+    if unit not in _UNITS:
+        raise ValueError(f"size '{text}': unknown unit '{unit}'")
+    return float(value) * 1024.0 ** _UNITS[unit]

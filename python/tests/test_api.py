@@ -64,8 +64,11 @@ def test_analysis_prints_the_cli_table_and_returns_simumax_keys(tmp_path, capsys
     out = perf.analysis(tmp_path / "saved")
     printed = capsys.readouterr().out
     assert printed.split("\nwrote ")[0] == stdout.split("\nwrote ")[0]
-    assert out["duration_time_per_iter"] == expected["step_time_ms"]
+    # SimuMax's keys and strings; our numbers under "summary".
+    assert out["duration_time_per_iter"] == f"{expected['step_time_ms'] / 1000:.4f} s"
+    assert out["peak_mem"] == {"first_stage": "50.8854 GB", "last_stage": "45.1637 GB"}
     assert out["mfu"] == expected["mfu"]
+    assert out["summary"] == expected
     assert out.data is out
     with open(tmp_path / "saved" / "summary.json") as f:
         assert json.load(f) == expected
@@ -85,11 +88,17 @@ def test_analysis_mem_and_cost_follow_simumax_layout():
     assert sorted(mem) == ["first_stage", "last_stage"]
     stages = perf.stage_table()
     assert [s["stage"] for s in stages] == [0, 1]
-    assert mem["first_stage"]["peak_mem"] == stages[0]["memory"]["peak_alloc_bytes"]
-    assert mem["last_stage"]["peak_mem_with_reserved"] == stages[1]["memory"]["peak_reserved_bytes"]
+    # SimuMax's strings, and beside them the stage's memory in bytes.
+    assert mem["first_stage"]["peak_mem"] == f"{stages[0]['memory']['peak_alloc_bytes'] / 2**30:.4f} GB"
+    assert mem["first_stage"]["peak_alloc_bytes"] == stages[0]["memory"]["peak_alloc_bytes"]
+    assert mem["last_stage"]["peak_mem_with_reserved"] == f"{stages[1]['memory']['peak_reserved_bytes'] / 2**30:.4f} GB"
+    assert perf.get_pp_stage_peak_mem(mem, "peak_mem") == {
+        "first_stage": pytest.approx(stages[0]["memory"]["peak_alloc_bytes"], rel=1e-4),
+        "last_stage": pytest.approx(stages[1]["memory"]["peak_alloc_bytes"], rel=1e-4)}
     cost = perf.analysis_cost()
-    assert cost["duration_time_per_iter"] == perf.summary()["step_time_ms"]
-    assert cost["all_chunk_times"]["last_stage"]["duration_time"] == stages[1]["duration_ms"]
+    assert cost["duration_time_per_iter"] == f"{perf.summary()['step_time_ms'] / 1000:.4f} s"
+    assert cost["summary"]["step_time_ms"] == perf.summary()["step_time_ms"]
+    assert sorted(cost["all_chunk_times"]) == ["first_stage_chunk", "last_stage_chunk"]
     # pp 1: one flat dict, as SimuMax's mem_result.json
     perf.strategy.pp_size = 1
     perf.strategy.world_size = 4
@@ -107,8 +116,12 @@ def test_run_takes_a_scenario_file_or_dict(tmp_path):
     as_dict = {"name": expected["name"], "model": MODEL_8B, "strategy": STRATEGY_TP1_PP2, "system": SYSTEM_A100}
     assert dict(simumax_sim.run(as_dict)) == expected
     written = simumax_sim.run(scenario, out=tmp_path / "py", trace=True, memory=True)
-    assert [os.path.basename(p) for p in written.files] == [
-        "summary.json", "trace.json", "memory_timeline.json", "memory_snapshot.json", "memory_snapshot.pickle"]
+    assert sorted(os.path.basename(p) for p in written.files) == [
+        "memory_snapshot.json", "memory_snapshot.pickle", "memory_timeline.json", "summary.json", "trace.json"]
+    # A later run into the same folder leaves none of the earlier run's files beside its own.
+    (tmp_path / "py" / "notes.txt").write_text("the user's")
+    simumax_sim.run(scenario, out=tmp_path / "py")
+    assert sorted(os.listdir(tmp_path / "py")) == ["notes.txt", "summary.json"]
 
 
 def test_run_exposes_the_cli_ranks_json_rows(tmp_path):

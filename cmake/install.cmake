@@ -11,6 +11,22 @@ endforeach()
 set_target_properties(simumax_sim PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
 
 install(TARGETS simumax-sim RUNTIME DESTINATION bin)
+# The man page and completion scripts, written by the binary itself (`man`, `completion bash|zsh`).
+set(simumax_generated ${CMAKE_BINARY_DIR}/share/man/man1/simumax-sim.1
+    ${CMAKE_BINARY_DIR}/share/bash-completion/completions/simumax-sim ${CMAKE_BINARY_DIR}/share/zsh/site-functions/_simumax-sim)
+add_custom_command(OUTPUT ${simumax_generated}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/share/man/man1
+          ${CMAKE_BINARY_DIR}/share/bash-completion/completions ${CMAKE_BINARY_DIR}/share/zsh/site-functions
+  COMMAND sh -c "$<TARGET_FILE:simumax-sim> man > share/man/man1/simumax-sim.1"
+  COMMAND sh -c "$<TARGET_FILE:simumax-sim> completion bash > share/bash-completion/completions/simumax-sim"
+  COMMAND sh -c "$<TARGET_FILE:simumax-sim> completion zsh > share/zsh/site-functions/_simumax-sim"
+  WORKING_DIRECTORY ${CMAKE_BINARY_DIR} DEPENDS simumax-sim VERBATIM
+  COMMENT "man page and shell completion of simumax-sim")
+add_custom_target(simumax_man_and_completion ALL DEPENDS ${simumax_generated})
+install(FILES ${CMAKE_BINARY_DIR}/share/man/man1/simumax-sim.1 DESTINATION share/man/man1)
+install(FILES ${CMAKE_BINARY_DIR}/share/bash-completion/completions/simumax-sim
+        DESTINATION share/bash-completion/completions)
+install(FILES ${CMAKE_BINARY_DIR}/share/zsh/site-functions/_simumax-sim DESTINATION share/zsh/site-functions)
 install(TARGETS simumax_sim LIBRARY DESTINATION lib)
 foreach(folder ${simumax_data_folders})
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/${folder} DESTINATION share/simumax-sim)

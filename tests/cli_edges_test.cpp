@@ -248,6 +248,44 @@ TEST(Cli, TheMicroBatchSearchSaysWhatItRankedBy) {
   fs::remove_all(d);
 }
 
+// Issue 34: every JSON file we write says what it is and which release wrote it ("schema", "version" first); the
+// files in SimuMax's formats keep SimuMax's keys (docs/simumax-outputs.md).
+TEST(Cli, EveryJsonWeWriteCarriesItsSchemaAndVersion) {
+  const fs::path d = temp_dir("schema");
+  const std::string version = run_cli({"--version"}).out.substr(std::string("simumax-sim ").size());
+  const auto stamped = [&](const Json& j, const std::string& schema, const std::string& file) {
+    ASSERT_TRUE(j.is_object()) << file;
+    EXPECT_EQ(j.value("schema", ""), schema) << file;
+    EXPECT_EQ(j.value("version", "") + "\n", version) << file;
+  };
+  ASSERT_EQ(run_cli({"run", "scenarios/default.json", "--trace", "--memory", "--simumax-outputs", "-q", "-o",
+                     (d / "run").string()}).exit_code, 0);
+  for (const auto& [file, schema] : std::vector<std::pair<std::string, std::string>>{
+           {"summary.json", "simumax_sim_summary_v1"}, {"ranks.json", "simumax_sim_ranks_v1"},
+           {"memory_timeline.json", "simumax_sim_memory_timeline_v1"},
+           {"memory_snapshot.json", "simumax_sim_memory_snapshot_v1"}}) {
+    const std::string text = read_file((d / "run" / file).string());
+    stamped(Json::parse(text), schema, file);
+    EXPECT_EQ(text.find('"'), text.find("\"schema\"")) << file << ": schema is not the first key";
+  }
+  stamped(Json::parse(read_file((d / "run/trace.json").string()))["otherData"], "simumax_sim_trace_v1", "trace.json");
+  // SimuMax's own files stay SimuMax's: its snapshot schema, no key of ours in compute_result.json.
+  EXPECT_EQ(Json::parse(read_file((d / "run/simu_memory_snapshot.json").string()))["schema"],
+            "simumax_memory_snapshot_v1");
+  EXPECT_FALSE(Json::parse(read_file((d / "run/compute_result.json").string())).contains("version"));
+  ASSERT_EQ(run_cli({"search", "--model", "models/llama3-8b.json", "--system", "platforms/a100_pcie.json",
+                     "--world-size", "8", "--global-batch-size", "32", "--seq-len", "4096", "--tp", "1,2", "-q", "-o",
+                     (d / "search").string()}).exit_code, 0);
+  stamped(Json::parse(read_file((d / "search/search.json").string())), "simumax_sim_search_v1", "search.json");
+  ASSERT_EQ(run_cli({"validate", kShared + "/validation/a100/a100_llama3_8b_l32_tp1_pp2_dp4_mbc8.json", "--json",
+                     (d / "validate.json").string()}).exit_code, 0);
+  stamped(Json::parse(read_file((d / "validate.json").string())), "simumax_sim_validate_v1", "validate.json");
+  ASSERT_EQ(run_cli({"compare", (d / "run").string(), "tests/data/compare/ranks", "-q", "--json",
+                     (d / "compare.json").string()}).exit_code, 0);
+  stamped(Json::parse(read_file((d / "compare.json").string())), "simumax_sim_compare_v1", "compare.json");
+  fs::remove_all(d);
+}
+
 // bench printed "ratio 0.990" for both kinds of target, so a shortfall read like a pass.
 TEST(Bench, TheVerdictSaysMetOrMissedForBothKindsOfTarget) {
   EXPECT_NE(common::target_verdict(0.45, 1, true).find("met "), std::string::npos);

@@ -20,7 +20,8 @@ data="$root/share/simumax-sim"
 
 for f in bin/simumax-sim lib/libsimumax_sim.so share/simumax-sim/data/kernel_classes.json \
          share/simumax-sim/models/llama3-8b.json share/simumax-sim/platforms/b200_bf16.json \
-         share/simumax-sim/scenarios/default.json share/doc/simumax-sim/README.md; do
+         share/simumax-sim/scenarios/default.json share/doc/simumax-sim/README.md share/man/man1/simumax-sim.1 \
+         share/bash-completion/completions/simumax-sim share/zsh/site-functions/_simumax-sim; do
   [ -f "$root/$f" ] || fail "the install lacks $f"
 done
 

@@ -272,7 +272,8 @@ int do_validate(const ValidateArgs& a) {
   std::vector<report::Fields> cases;
   for (const CaseRecord& rec : records) cases.push_back([&rec](report::FieldSink& f) { rec.fields(f); });
   if (!a.json_path.empty()) {
-    report::write_file_atomically(a.json_path, report::records_json(meta, {{"cases", cases}}));
+    report::write_file_atomically(a.json_path,
+                                  report::records_json("simumax_sim_validate_v1", meta, {{"cases", cases}}));
     std::printf("wrote %s\n", a.json_path.c_str());
   }
   if (!a.csv_path.empty()) {

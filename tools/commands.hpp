@@ -23,6 +23,8 @@ std::function<int()> add_search(CLI::App& app, const char* argv0);
 std::function<int()> add_report(CLI::App& app);
 std::function<int()> add_serve(CLI::App& app);
 std::function<int()> add_sweep(CLI::App& app);
+// `completion bash|zsh` and `man`: scripts and the man page from `app`'s commands and options (add it last).
+std::function<int()> add_completion(CLI::App& app);
 
 // The kernel class table compare and calibrate --trace use by default: $SIMUMAX_KERNEL_CLASSES, else the source
 // tree's data/kernel_classes.json.

@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   std::vector<std::function<int()>> actions = {
       simumax::tools::add_run(app),      simumax::tools::add_validate(app),  simumax::tools::add_calibrate(app),         simumax::tools::add_search(app, argv[0]),
       simumax::tools::add_compare(app),  simumax::tools::add_platform(app),         simumax::tools::add_bench(app, argv[0]),
-      simumax::tools::add_report(app), simumax::tools::add_serve(app),    simumax::tools::add_sweep(app)};
+      simumax::tools::add_report(app), simumax::tools::add_serve(app),    simumax::tools::add_sweep(app),
+      simumax::tools::add_completion(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -311,7 +311,7 @@ std::string write_sweep_outputs(const config::Sweep& s, const std::string& dir, 
     f.integer("failed", failed);
   };
   report::write_file_atomically(dir + "/sweep.csv", report::records_csv(rows));
-  report::RecordsJsonFile json(dir + "/sweep.json", meta, {}, "cases");
+  report::RecordsJsonFile json(dir + "/sweep.json", "simumax_sim_sweep_v1", meta, {}, "cases");
   for (const auto& row : rows) json.add(row);
   json.close();
   return counts;

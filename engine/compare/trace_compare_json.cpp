@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/version.hpp"
 #include "engine/compare/trace_compare.hpp"
 
 namespace simumax::compare {
@@ -188,6 +189,8 @@ std::string comparison_json(const Comparison& c) {
   summary["metrics"] = versus(ours, summary_metrics(c, averaged));
   rows.push_back(summary);
   OJson j;
+  j["schema"] = "simumax_sim_compare_v1";
+  j["version"] = common::version();
   OJson classes = OJson::array();
   for (const auto& k : c.classes) classes.push_back({{"name", k.name}, {"kind", to_string(k.kind)}});
   j["kernel_classes"] = {{"path", c.classes_path}, {"classes", classes}};

@@ -4,13 +4,16 @@
 #include <cstdio>
 #include <utility>
 
+#include "engine/common/version.hpp"
 #include "engine/report/json_text.hpp"
 #include "engine/report/text_file.hpp"
 
 namespace simumax::report {
 
 std::string links_json(const executor::Timeline& tl) {
-  std::string out = "{\n  \"makespan_s\": ";
+  std::string out = "{\n  \"schema\": \"simumax_sim_links_v1\",\n  \"version\": ";
+  append_quoted(out, common::version());
+  out += ",\n  \"makespan_s\": ";
   append_double(out, tl.makespan);
   out += ",\n  \"utilisation\": \"bytes / (bandwidth_bytes_per_s x makespan_s)\",\n  \"series_bucket_s\": ";
   append_double(out, tl.link_bucket_seconds);

@@ -1,5 +1,6 @@
 #include "engine/report/memory_artifacts.hpp"
 
+#include "engine/common/version.hpp"
 #include "engine/memory/memory_timeline.hpp"
 #include "engine/report/json_text.hpp"
 #include "engine/report/text_file.hpp"
@@ -18,7 +19,9 @@ void rank_header(std::string& b, const RunView& v, uint32_t rank) {
 void file_header(std::string& b, const RunView& v, const char* schema) {
   b += "{\"schema\":\"";
   b += schema;
-  b += "\",\"scenario\":";
+  b += "\",\"version\":";
+  append_quoted(b, common::version());
+  b += ",\"scenario\":";
   append_quoted(b, v.scenario.name);
   b += ",\"fidelity\":";
   append_quoted(b, config::to_string(v.scenario.strategy.fidelity));

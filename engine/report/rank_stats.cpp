@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/common/units.hpp"
+#include "engine/common/version.hpp"
 #include "engine/report/json_text.hpp"
 #include "engine/report/text_file.hpp"
 
@@ -50,7 +51,9 @@ std::string ranks_json(const RankStatsHeader& h, const graph::TaskGraph& g, cons
     if (timing.ranks[r].end_s > timing.ranks[last].end_s) last = r;
   }
   const double earliest_s = g.num_ranks ? timing.ranks[first].end_s : 0;
-  std::string out = "{\n  \"name\": ";
+  std::string out = "{\n  \"schema\": \"simumax_sim_ranks_v1\",\n  \"version\": ";
+  append_quoted(out, common::version());
+  out += ",\n  \"name\": ";
   append_quoted(out, h.name);
   out += ",\n  \"executor\": ";
   append_quoted(out, h.executor);

@@ -8,6 +8,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/common/json_depth.hpp"
+#include "engine/common/version.hpp"
 #include "engine/report/text_file.hpp"
 
 namespace simumax::report {
@@ -73,8 +74,12 @@ void FieldSink::json_value(const std::string& key, const std::string& json) {
   else text(key, v.dump());
 }
 
-std::string records_json(const Fields& meta, const std::vector<RecordList>& lists) {
-  Json j = object_of(meta);
+std::string records_json(const char* schema, const Fields& meta, const std::vector<RecordList>& lists) {
+  Json j = object_of([&](FieldSink& f) {
+    f.text("schema", schema);
+    f.text("version", common::version());
+    meta(f);
+  });
   for (const auto& [key, records] : lists) {
     Json list = Json::array();
     for (const auto& record : records) list.push_back(object_of(record));
@@ -83,12 +88,13 @@ std::string records_json(const Fields& meta, const std::vector<RecordList>& list
   return j.dump(1) + "\n";
 }
 
-RecordsJsonFile::RecordsJsonFile(const std::string& path, const Fields& meta, const std::vector<RecordList>& lists,
+RecordsJsonFile::RecordsJsonFile(const std::string& path, const char* schema, const Fields& meta,
+                                 const std::vector<RecordList>& lists,
                                  const std::string& streamed_key)
     : out_(std::make_unique<TextFile>(path)) {
   // records_json's layout (nlohmann's dump with indent 1): the document without the streamed list, then the list
   // at depth 1 and each record at depth 2, indented as dump would.
-  std::string head = records_json(meta, lists);
+  std::string head = records_json(schema, meta, lists);
   const size_t close = head.rfind('}');
   head.erase(close);
   while (!head.empty() && (head.back() == '\n' || head.back() == ' ')) head.pop_back();

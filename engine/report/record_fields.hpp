@@ -42,15 +42,16 @@ using RecordList = std::pair<std::string, std::vector<Fields>>;  // a key and it
 
 // {meta fields..., "<key>": [{record fields...}, ...], ...}, indented by one space (nlohmann's dump(1)); same input
 // -> same text.
-std::string records_json(const Fields& meta, const std::vector<RecordList>& lists);
+// `schema` (e.g. "simumax_sim_search_v1") and common::version() come first, as "schema" and "version".
+std::string records_json(const char* schema, const Fields& meta, const std::vector<RecordList>& lists);
 
-// The text of records_json(meta, lists + {streamed_key: [the records add()ed, in order]}) written to `path`
+// The text of records_json(schema, meta, lists + {streamed_key: [the records add()ed, in order]}) written to `path`
 // (atomically, TextFile, on close()) one record at a time: memory stays bounded whatever the number of records (a
 // search of 323k candidates ran out of memory building it whole). Throws common::UsageError when `path` cannot be
 // written.
 class RecordsJsonFile {
  public:
-  RecordsJsonFile(const std::string& path, const Fields& meta, const std::vector<RecordList>& lists,
+  RecordsJsonFile(const std::string& path, const char* schema, const Fields& meta, const std::vector<RecordList>& lists,
                   const std::string& streamed_key);
   ~RecordsJsonFile();
   void add(const Fields& record);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/units.hpp"
+#include "engine/common/version.hpp"
 #include "engine/report/summary.hpp"
 #include "engine/report/text_file.hpp"
 
@@ -49,6 +50,8 @@ nlohmann::ordered_json stage_json(const StageSummary& s, double headroom_pct) {
 
 std::string summary_json(const Summary& s) {
   nlohmann::ordered_json j;
+  j["schema"] = "simumax_sim_summary_v1";
+  j["version"] = common::version();
   j["name"] = s.name;
   j["fidelity"] = s.fidelity;
   if (s.calibration) {

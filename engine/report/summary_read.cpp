@@ -141,6 +141,13 @@ Summary read_summary(const std::string& path) {
   html::expect_kind(d, d.root, "", "object");
   const Json& r = d.root;
   Summary s;
+  // A file of an earlier release has no schema key (its fields are checked one by one below); a later schema's
+  // keys may mean something else.
+  if (const Json* schema = html::maybe(d, r, "", "schema", "string");
+      schema && schema->get<std::string>() != "simumax_sim_summary_v1") {
+    throw common::ConfigError(d.path, "/schema",
+                              "\"" + schema->get<std::string>() + "\": this simumax-sim reads simumax_sim_summary_v1");
+  }
   s.name = need_string(d, r, "", "name");
   s.fidelity = need_string(d, r, "", "fidelity");
   if (const Json* c = html::maybe(d, r, "", "calibration", "object")) {

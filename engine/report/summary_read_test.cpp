@@ -154,6 +154,9 @@ TEST(SummaryRead, BadFileIsRefusedNamingTheFileAndField) {
        "expected a positive step time, got -5 for dtype bf16"},
       {"a step time edited alone", [](auto& j) { j["step_time_ms"] = 1.0; }, nullptr, "/tokens_per_s",
        "does not match tokens_per_iter / step_time_ms (the file was edited?)"},
+      // Issue 34: the schema key says which keys the file holds.
+      {"a later schema", [](auto& j) { j["schema"] = "simumax_sim_summary_v2"; }, nullptr, "/schema",
+       "\"simumax_sim_summary_v2\": this simumax-sim reads simumax_sim_summary_v1"},
   };
   for (const BadSummary& c : cases) {
     const std::string path = (dir / "summary.json").string();

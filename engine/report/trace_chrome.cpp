@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "engine/common/units.hpp"
+#include "engine/common/version.hpp"
 #include "engine/report/json_text.hpp"
 #include "engine/report/text_file.hpp"
 #include "engine/report/trace_args.hpp"
@@ -170,7 +171,10 @@ void write_rank(TextBuffer& out, const RunView& v, const TracePlan& p, const Fix
 }
 
 std::string other_data(const RunView& v, const TracePlan& p) {
-  std::string b = "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"simumax-sim\",\"scenario\":";
+  std::string b = "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"simumax-sim\",\"schema\":"
+                  "\"simumax_sim_trace_v1\",\"version\":";
+  append_quoted(b, common::version());
+  b += ",\"scenario\":";
   append_quoted(b, v.scenario.name);
   b += ",\"fidelity\":";
   append_quoted(b, config::to_string(v.scenario.strategy.fidelity));

@@ -175,8 +175,9 @@ void write_search_files(const std::string& dir, const SearchResult& r, const Sea
     });
   }
   report::TextFile csv(dir + "/search.csv");
-  report::RecordsJsonFile json(dir + "/search.json", [&](FieldSink& f) { request_fields(f, r, q, title); },
-                               {{"skip_reasons", reasons}}, "candidates");
+  report::RecordsJsonFile json(
+      dir + "/search.json", "simumax_sim_search_v1", [&](FieldSink& f) { request_fields(f, r, q, title); },
+      {{"skip_reasons", reasons}}, "candidates");
   bool first = true;
   for_each_record(r, q, store, [&](const Fields& rec) {
     if (first) csv.append(report::csv_header(rec));

@@ -356,13 +356,13 @@ TEST(Search, StreamedRecordsAreTheWholeDocument) {
   const std::vector<report::Fields> reasons = {[](FieldSink& f) { f.integer("k", 1); }};
   const std::string path = ::testing::TempDir() + "/streamed_records.json";
   for (size_t count : {size_t{0}, records.size()}) {
-    report::RecordsJsonFile out(path, meta, {{"reasons", reasons}}, "candidates");
+    report::RecordsJsonFile out(path, "test_v1", meta, {{"reasons", reasons}}, "candidates");
     for (size_t i = 0; i < count; ++i) out.add(records[i]);
     out.close();
     std::ifstream in(path);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::vector<report::Fields> whole(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(count));
-    EXPECT_EQ(text, report::records_json(meta, {{"reasons", reasons}, {"candidates", whole}}));
+    EXPECT_EQ(text, report::records_json("test_v1", meta, {{"reasons", reasons}, {"candidates", whole}}));
   }
 }
 

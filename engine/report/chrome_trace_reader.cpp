@@ -270,6 +270,7 @@ class Handler : public nlohmann::json_sax<Json>, public JsonSax {
     else if (k == "flops"sv && s.is_number) event_.flops = s.number;
     else if (k == "shape_key"sv && s.text) event_.shape_key.swap(*s.text);
     else if (k == "pass"sv && s.text) event_.arg_pass.swap(*s.text);
+    else if (k == "kind"sv && s.text) event_.arg_kind.swap(*s.text);
     else if (k == "bytes"sv && s.is_number) event_.arg_bytes = s.number;
     else if (k == "In msg nelems"sv) event_.in_nelems = count_of(s);
     else if (k == "Out msg nelems"sv) event_.out_nelems = count_of(s);

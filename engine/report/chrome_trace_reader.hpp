@@ -30,6 +30,7 @@ struct ChromeEvent {
   std::string shape_key;     // args.shape_key of our own task: the efficiency-table key it was timed with
   int64_t index = 0;         // the event's place in the event list (for messages)
   std::string arg_pass;      // args.pass of our own task (forward, backward, recompute, step)
+  std::string arg_kind;      // args.kind of our own task (compute, tp_comm, ...; before issue 34 it was the cat)
   double arg_bytes = -1;     // args.bytes of our own task (-1: none)
   // A collective's message as PyTorch >= 2.1 records it (record_param_comms, and the NCCL kernel itself):
   // args["In msg nelems"], ["Out msg nelems"], ["Group size"] (-1: absent or not a non-negative integer) and

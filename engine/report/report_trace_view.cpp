@@ -36,8 +36,10 @@ uint8_t kind_of(const ChromeEvent& e) {
   static const std::pair<const char*, uint8_t> by_cat[] = {{"tp_comm", 3},   {"cp_comm", 4},   {"ep_comm", 5},
                                                            {"pp_comm", 6},   {"dp_comm", 7},   {"optimizer", 8},
                                                            {"barrier", 9},   {"host", 10},     {"recompute", 2}};
+  // Our task's kind: args.kind (the cat is Kineto's category since issue 34), or the cat of an earlier trace.
+  const std::string& ours = e.arg_kind.empty() ? e.cat : e.arg_kind;
   for (const auto& [cat, kind] : by_cat) {
-    if (e.cat == cat) return kind;
+    if (ours == cat) return kind;
   }
   if (e.arg_pass == "recompute") return 2;
   if (e.arg_pass == "backward") return 1;

@@ -1,5 +1,10 @@
 // trace.json in Chrome's Trace Event Format: X slices per task and rank, M metadata naming ranks and lanes,
-// s/f flow arrows for pipeline transfers, C counters of allocated memory.
+// s/f flow arrows for pipeline transfers, C counters of allocated memory. It is also shaped as PyTorch's Kineto
+// traces are, so that Kineto readers (Holistic Trace Analysis, TensorBoard's profiler) load it: GPU work has cat
+// "kernel" with args.device and args.stream (the lane), the host thread's tasks "cpu_op", pipeline barriers
+// "gpu_user_annotation"; collectives are named "nccl:<task>"; the top level has schemaVersion, distributedInfo
+// (backend, rank, world_size) and deviceProperties. Our own kind of task is args.kind (docs/report.md).
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -40,22 +45,36 @@ const char* pass_name(int slot) {
 // Text that does not change from one event to the next, made once: names, op args, category + pass.
 struct Fixed {
   std::vector<std::string> names;    // per name index: ,"name":"..."
+  std::vector<std::string> nccl_names;  // the same for a collective: ,"name":"nccl:..." (Kineto's NCCL kernels)
   ArgsTable args;                    // per op_ref and pass
   std::string pp_args;               // pipeline transfers: the message size
-  std::array<std::string, kLanes * kPassSlots> cat_pass;  // [kind * kPassSlots + slot]: ,"cat":"..","args":{"pass":".."
+  // [kind * kPassSlots + slot]: ,"cat":"..","args":{"kind":"..","pass":".." (Kineto's category, our kind)
+  std::array<std::string, kLanes * kPassSlots> cat_pass;
 };
+
+bool is_collective(graph::TaskKind k) { return k >= graph::TaskKind::kTpComm && k <= graph::TaskKind::kDpComm; }
+
+// Kineto's event category of a task: the GPU's work is a kernel, the host thread's an operator.
+const char* kineto_category(graph::TaskKind k) {
+  if (k == graph::TaskKind::kHost) return "cpu_op";
+  if (k == graph::TaskKind::kBarrier) return "gpu_user_annotation";  // waiting, no kernel (HTA drops these)
+  return "kernel";
+}
 
 Fixed make_fixed(const RunView& v) {
   Fixed f;
-  for (const auto& n : v.graph.names) f.names.push_back(",\"name\":" + quoted(n));
+  for (const auto& n : v.graph.names) {
+    f.names.push_back(",\"name\":" + quoted(n));
+    f.nccl_names.push_back(",\"name\":" + quoted("nccl:" + n));
+  }
   f.args = make_args_table(v);
   f.pp_args = ",\"bytes\":";
   append_double(f.pp_args, v.model.p2p_bytes);
   for (int k = 0; k < kLanes; ++k) {
     for (int p = 0; p < kPassSlots; ++p) {
-      f.cat_pass[k * kPassSlots + p] = std::string(",\"cat\":\"") +
-                                       graph::to_string(static_cast<graph::TaskKind>(k)) +
-                                       "\",\"args\":{\"pass\":\"" + pass_name(p) + "\"";
+      const auto kind = static_cast<graph::TaskKind>(k);
+      f.cat_pass[k * kPassSlots + p] = std::string(",\"cat\":\"") + kineto_category(kind) + "\",\"args\":{\"kind\":\"" +
+                                       graph::to_string(kind) + "\",\"pass\":\"" + pass_name(p) + "\"";
     }
   }
   return f;
@@ -72,18 +91,20 @@ struct RankText {
   std::string slice;    // {"ph":"X","pid":N,"tid":
   std::string counter;  // {"ph":"C","pid":N,"name":"memory","ts":
   std::string pid;      // N
+  std::string device;   // ,"device":D (the GPU's index in its node, Kineto's args.device)
 };
 
-RankText rank_text(int64_t pid) {
+RankText rank_text(int64_t pid, int64_t gpus_per_node) {
   RankText r;
   r.pid = std::to_string(pid);
+  r.device = ",\"device\":" + std::to_string(pid % std::max<int64_t>(1, gpus_per_node));
   r.slice = "{\"ph\":\"X\",\"pid\":" + r.pid + ",\"tid\":";
   r.counter = "{\"ph\":\"C\",\"pid\":" + r.pid + ",\"name\":\"memory\",\"ts\":";
   return r;
 }
 
 void slice_event(TextBuffer& out, const Fixed& f, const RankText& rt, const graph::Task& t, const Slice& s) {
-  const std::string& name = f.names[t.name];
+  const std::string& name = is_collective(t.kind) ? f.nccl_names[t.name] : f.names[t.name];
   const std::string& args = task_args(f, t);
   char* p = out.reserve(kMaxFixedBytes + rt.slice.size() + name.size() + args.size());
   p = put(p, rt.slice);
@@ -94,6 +115,7 @@ void slice_event(TextBuffer& out, const Fixed& f, const RankText& rt, const grap
   p = put_us(p, s.dur_ns);
   p = put(p, name);
   p = put(p, f.cat_pass[static_cast<int>(t.kind) * kPassSlots + pass_slot(t.pass)]);
+  if (t.kind != graph::TaskKind::kHost) p = put_int(put(put(p, rt.device), ",\"stream\":"), tid_of(s.lane, s.sub));
   if (t.microbatch >= 0) p = put_int(put(p, ",\"mb\":"), t.microbatch);
   if (t.layer >= 0) p = put_int(put(p, ",\"layer\":"), t.layer);
   if (t.chunk >= 0) p = put_int(put(p, ",\"chunk\":"), t.chunk);
@@ -156,7 +178,7 @@ void metadata_events(TextBuffer& out, const RunView& v, const RankSlices& rs, co
 void write_rank(TextBuffer& out, const RunView& v, const TracePlan& p, const Fixed& f, size_t i) {
   const auto& g = v.graph;
   const RankSlices rs = rank_slices(v, p.ranks[i], p.tasks[i], chrome_lane, kLanes);
-  const RankText rt = rank_text(g.global_rank[rs.rank]);
+  const RankText rt = rank_text(g.global_rank[rs.rank], v.scenario.system.num_per_node);
   metadata_events(out, v, rs, rt);
   for (const Slice& s : rs.slices) {
     const graph::Task& t = g.tasks[s.task];
@@ -197,6 +219,35 @@ std::string other_data(const RunView& v, const TracePlan& p) {
   return b;
 }
 
+// Kineto's top-level keys. distributedInfo is the first traced rank's (a Kineto file holds one rank; HTA reads a
+// folder of them, one per rank: write one with --trace-ranks R). "rank": N keeps the space HTA's scan requires.
+std::string kineto_header(const RunView& v, const TracePlan& p) {
+  const auto& g = v.graph;
+  const int64_t per_node = std::max<int64_t>(1, v.scenario.system.num_per_node);
+  std::string b = "{\"schemaVersion\": 1,\n\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": ";
+  append_int(b, p.ranks.empty() ? 0 : g.global_rank[p.ranks[0]]);
+  b += ", \"world_size\": ";
+  append_int(b, v.scenario.strategy.world_size);
+  b += "},\n\"deviceProperties\": [";
+  std::vector<bool> listed(static_cast<size_t>(std::min<int64_t>(per_node, v.scenario.strategy.world_size)), false);
+  bool first = true;
+  for (uint32_t r : p.ranks) {
+    const auto device = static_cast<size_t>(g.global_rank[r] % per_node);
+    if (device >= listed.size() || listed[device]) continue;
+    listed[device] = true;
+    b += first ? "{\"id\": " : ", {\"id\": ";
+    first = false;
+    append_int(b, static_cast<int64_t>(device));
+    b += ", \"name\": ";
+    append_quoted(b, v.scenario.system.sys_name);
+    b += ", \"totalGlobalMem\": ";
+    append_int(b, static_cast<int64_t>(v.scenario.system.mem_gbs * common::kGiB));
+    b += "}";
+  }
+  b += "],\n\"traceEvents\":[\n";
+  return b;
+}
+
 }  // namespace
 
 TraceSize estimate_chrome(const RunView& v, const TracePlan& p) {
@@ -208,7 +259,7 @@ TraceSize estimate_chrome(const RunView& v, const TracePlan& p) {
     // (measured on the 512-GPU benchmark: within 2% of the file).
     for (uint32_t t : p.tasks[i]) {
       const graph::Task& task = v.graph.tasks[t];
-      size.bytes += 128 + f.names[task.name].size() + task_args(f, task).size();
+      size.bytes += 160 + f.nccl_names[task.name].size() + task_args(f, task).size();
       size.events += 1;
       if (task.kind == graph::TaskKind::kPpComm) {
         size.bytes += 100;
@@ -228,7 +279,7 @@ TraceSize estimate_chrome(const RunView& v, const TracePlan& p) {
 void write_chrome(const std::string& path, const RunView& v, const TracePlan& p) {
   const Fixed f = make_fixed(v);
   TextFile out(path);
-  out.append("{\"traceEvents\":[\n");
+  out.append(kineto_header(v, p));
   append_in_order(out, p.ranks.size(), [&](size_t i, TextBuffer& b) {
     write_rank(b, v, p, f, i);
     if (i + 1 == p.ranks.size()) b.drop_tail(",\n");  // every event ends with ",\n"; JSON allows no trailing comma

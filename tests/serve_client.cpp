@@ -150,8 +150,8 @@ Json wait_for_search(int port) {
 }
 
 // The app's page at `hash` in headless Chromium (the hash presses the buttons, see web/app.js): its DOM, and a
-// screenshot under `shot` when given.
-std::string app_dom(int port, const std::string& hash, const std::string& shot) {
+// screenshot under `shot` when given, in a window of `window` px.
+std::string app_dom(int port, const std::string& hash, const std::string& shot, const std::string& window) {
   std::string chromium;
   for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
     if (access(p, X_OK) == 0) chromium = p;
@@ -163,7 +163,7 @@ std::string app_dom(int port, const std::string& hash, const std::string& shot) 
   // A bound on each browser run: a hung Chromium fails the test instead of stalling the suite.
   const std::string common = "timeout 120 " + chromium + " --headless=new --no-sandbox --disable-gpu --no-first-run " +
                              "--user-data-dir=" + (dir / "profile").string() +
-                             " --virtual-time-budget=30000 --window-size=1300,3000 ";
+                             " --virtual-time-budget=30000 --window-size=" + window + " ";
   EXPECT_EQ(std::system((common + "--dump-dom '" + url + "' > " + (dir / "dom.html").string() + " 2>/dev/null").c_str()), 0);
   if (!shot.empty()) {
     const fs::path path = fs::path(SIMUMAX_SCREENSHOT_DIR) / shot;

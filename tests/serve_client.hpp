@@ -53,8 +53,9 @@ double cli_step_time_ms(int tp);
 // Polls GET /api/search until the search is no longer running (at most ~60 s).
 Json wait_for_search(int port);
 // The app's page at `hash` in headless Chromium (the hash presses the buttons, see web/app.js): its DOM, and a
-// screenshot under `shot` when given.
-std::string app_dom(int port, const std::string& hash, const std::string& shot = "");
+// screenshot under `shot` when given, in a window of `window` ("width,height" px; the screenshot is that size).
+std::string app_dom(int port, const std::string& hash, const std::string& shot = "",
+                    const std::string& window = "1300,3000");
 // The value of attribute `name` of the first tag matching `tag_regex`.
 std::string tag_attr(const std::string& dom, const std::string& tag_regex, const std::string& name);
 // The CLI's result for a request written as a scenario file: exit code, stderr and (when it ran) summary.json.

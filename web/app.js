@@ -220,7 +220,7 @@
   // "#strategy.tp_size=2&system.accelerator.mem_gbs=40": edits made on load (a link to a what-if; the browser
   // tests edit the configs this way). "#search.world_size=16" fills the search form, "#real=compare/x.json"
   // picks the real run, "#do=search", "#do=compare" and "#do=download:summary.json" press the button once the
-  // first run is drawn.
+  // first run is drawn, "#type.strategy.tp_size=3" then types into that field as a user would.
   const actions = [];
   function applyHashEdits() {
     for (const part of location.hash.slice(1).split('&').filter((x) => x)) {
@@ -229,6 +229,8 @@
       if (a) { actions.push(a[2] ? ['download', a[2]] : [a[1]]); continue; }
       const s = /^search\.([a-z_]+)=(.*)$/.exec(text);
       if (s && searchFields[s[1]]) { searchFields[s[1]].value = s[2]; continue; }
+      const t = /^type\.(model|strategy|system)\.([A-Za-z0-9_.]+)=(.*)$/.exec(text);
+      if (t) { actions.push(['type', t[1], t[2].split('.'), t[3]]); continue; }
       if (text.startsWith('real=')) { realPick.value = text.slice(5); continue; }
       if (text.startsWith('whatif=')) { whatifPick.value = text.slice(7); continue; }
       const m = /^(model|strategy|system)\.([A-Za-z0-9_.]+)=(.*)$/.exec(text);
@@ -262,6 +264,7 @@
       }
       else problem.textContent = d.error;
       headline.dataset.state = 'error';
+      recordLayout();
       return;
     }
     root.textContent = '';
@@ -286,13 +289,37 @@
       (b ? '; with ' + other.path + ': ' + b.step_time_ms.toFixed(2) + ' ms, MFU ' + b.mfu.toFixed(4) : '') +
       ' (updated ' + ms.toFixed(0) + ' ms after the edit)';
     lastSummary = d.summary;
+    recordLayout();
     while (actions.length) act(actions.shift());
+  }
+  // Where the answer sits on the page, in px from the DOM, as data-* of #app (the browser tests read them): the
+  // page's width (without the scroll bar) and height, the viewport's height, the top of the headline, the summary
+  // and the first timeline, the width of the first timeline's canvas and of the what-if section.
+  function recordLayout() {
+    const box = (sel) => { const e = document.querySelector(sel); return e && e.getBoundingClientRect(); };
+    const put = (name, x) => { if (x === undefined) delete panel.dataset[name]; else panel.dataset[name] = String(Math.round(x)); };
+    const top = (sel) => { const r = box(sel); return r ? r.top + window.scrollY : undefined; };
+    const width = (sel) => { const r = box(sel); return r ? r.width : undefined; };
+    put('pageWidth', document.documentElement.clientWidth);
+    put('pageHeight', document.documentElement.scrollHeight);
+    put('viewportHeight', window.innerHeight);
+    put('headlineTop', top('#app-headline'));
+    put('summaryTop', top('#summary, #whatif'));
+    put('timelineTop', top('#timeline, #timeline-a'));
+    put('timelineWidth', width('#timeline canvas, #timeline-a canvas'));
+    put('whatifWidth', width('#whatif'));
   }
   let lastSummary = null;
   function act(a) {
     if (a[0] === 'download') { downloadPick.value = a[1]; fetchFile(false); }
     else if (a[0] === 'compare') compareButton.click();
     else if (a[0] === 'search') searchButton.click();
+    else if (a[0] === 'type') {
+      const input = inputAt(pointerOf(a[1], a[2]));
+      if (!input) return;
+      input.value = a[3];
+      input.dispatchEvent(new Event(input.tagName === 'SELECT' ? 'change' : 'input'));
+    }
   }
   const body = (system) => JSON.stringify({ name: state.name, model: state.model, strategy: state.strategy,
     system: system || state.system });

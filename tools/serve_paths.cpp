@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/common/error.hpp"
+#include "engine/report/trace_file.hpp"
 
 namespace simumax::tools {
 
@@ -80,6 +81,72 @@ std::optional<std::string> resolve(const ServeRoots& roots, const std::string& r
   return std::nullopt;
 }
 
+constexpr uint64_t kSniffBytes = 4u << 20;  // a Kineto trace's "traceEvents" follows a few kB of device properties
+
+// Reads a JSON document's top level only, at most kSniffBytes of it: enough to tell a Chrome trace from a config.
+class TopLevelScan {
+ public:
+  explicit TopLevelScan(const std::string& path) : buf_(path), in_(&buf_) {}
+  int get() { return read_++ < kSniffBytes ? in_.get() : EOF; }
+  int next() {
+    int c = get();
+    while (c == ' ' || c == '\n' || c == '\r' || c == '\t') c = get();
+    return c;
+  }
+  // After an opening quote: the string's text, escapes kept as written (a key we look for has none).
+  std::string string() {
+    std::string out;
+    for (int c = get(); c != '"'; c = get()) {
+      if (c == EOF) return out;
+      out += static_cast<char>(c);
+      if (c == '\\') out += static_cast<char>(get());
+    }
+    return out;
+  }
+  // Skips one value; returns the character after it (',' or the closing '}'), or EOF.
+  int skip_value() {
+    int depth = 0;
+    for (int c = next(); c != EOF; c = get()) {
+      if (c == '"') string();
+      else if (c == '{' || c == '[') ++depth;
+      else if (c == '}' || c == ']') { if (depth-- == 0) return c; }
+      else if (c == ',' && depth == 0) return c;
+    }
+    return EOF;
+  }
+
+ private:
+  report::TraceStreamBuf buf_;
+  std::istream in_;
+  uint64_t read_ = 0;
+};
+
+// A Chrome trace as compare reads one (Trace Event Format): a top-level array of event objects, or an object with
+// a top-level "traceEvents" key. A model, platform, strategy or scenario file is an object without that key. Only
+// the syntax of the top level is looked at: a broken trace is listed, and compare says what is wrong with it.
+bool looks_like_trace(const std::string& path) {
+  try {
+    TopLevelScan scan(path);
+    const int first = scan.next();
+    if (first == '[') return scan.next() == '{';
+    if (first != '{') return false;
+    for (int c = scan.next(); c == '"'; c = scan.next()) {
+      if (scan.string() == "traceEvents") return true;
+      if (scan.next() != ':' || scan.skip_value() != ',') return false;
+    }
+    return false;
+  } catch (const std::exception&) {
+    return false;  // unreadable or corrupt gzip: compare, if asked, says so
+  }
+}
+
+bool is_log_name(const std::string& name) {
+  const auto ends = [&name](const std::string& tail) {
+    return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return ends(".log") || ends(".txt");
+}
+
 std::vector<std::string> list(const ServeRoots& roots, FileRule rule) {
   std::vector<std::string> out;
   for (const auto& [name, root] : roots.named) {
@@ -104,7 +171,13 @@ std::optional<std::string> resolve_serve_file(const ServeRoots& roots, const std
   return resolve(roots, requested, {});
 }
 
-std::vector<std::string> list_real_runs(const ServeRoots& roots) { return list(roots, {true}); }
+std::vector<std::string> list_real_runs(const ServeRoots& roots) {
+  std::vector<std::string> out;
+  for (std::string& rel : list(roots, {true})) {
+    if (is_log_name(rel) || looks_like_trace(*resolve(roots, rel, {true}))) out.push_back(std::move(rel));
+  }
+  return out;
+}
 
 std::optional<std::string> resolve_real_run(const ServeRoots& roots, const std::string& requested) {
   return resolve(roots, requested, {true});

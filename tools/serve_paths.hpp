@@ -24,10 +24,12 @@ std::vector<std::string> list_serve_files(const ServeRoots& roots);
 // [A-Za-z0-9._/-] characters. nullopt otherwise (the request gets 404, whatever the reason).
 std::optional<std::string> resolve_serve_file(const ServeRoots& roots, const std::string& requested);
 
-// The real runs `compare` can read under the roots: *.json, *.json.gz (profiler traces), *.log, *.txt (Megatron-LM
-// logs), listed and resolved as above but of any size (compare streams them and bounds what it holds). A *.json
-// listed here may be a config: compare then says it is not a trace.
+// The real runs `compare` can read under the roots, listed as above but of any size (compare streams them and
+// bounds what it holds): *.log and *.txt (Megatron-LM logs, nccl-tests output), and the *.json and *.json.gz
+// whose top level is a Chrome trace's (an array of events, or an object with a "traceEvents" key; at most the
+// first 4 MiB are read): a model, platform, strategy or scenario file is not listed.
 std::vector<std::string> list_real_runs(const ServeRoots& roots);
+// A file of those names and rules, whatever its content (compare then says why it is not a trace, 400).
 std::optional<std::string> resolve_real_run(const ServeRoots& roots, const std::string& requested);
 
 }  // namespace simumax::tools

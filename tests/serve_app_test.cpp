@@ -1,5 +1,7 @@
 // The app of `simumax-sim serve` in headless Chromium (issue #17): an edit shows the CLI's number, compare,
-// search with a progress bar, downloads, and the form built from the readers' schema. Chromium missing fails.
+// search with a progress bar, downloads, and the form built from the readers' schema; where the answer sits on
+// the page (issue 34), measured from the DOM. Chromium missing fails.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -107,6 +109,115 @@ TEST(Serve, AppInChromiumShowsAWhatIfOfTheFormOnASecondSystem) {
   EXPECT_EQ(tag_attr(dom, "<section id=\"timeline-a\"[^>]*>", "data-axis-end-us"),
             tag_attr(dom, "<section id=\"timeline-b\"[^>]*>", "data-axis-end-us"));
   EXPECT_NE(dom.find("<section id=\"memory-b\""), std::string::npos);
+}
+
+// A layout number the app records on #app (web/app.js recordLayout), px.
+double layout_px(const std::string& dom, const std::string& name) {
+  const std::string v = tag_attr(dom, "<section id=\"app\"[^>]*>", "data-" + name);
+  EXPECT_NE(v.find_first_of("0123456789"), std::string::npos) << name << ": " << v;
+  return v.find_first_of("0123456789") == std::string::npos ? -1 : std::stod(v);
+}
+
+// Issue 34: the answer (headline, summary with the fit verdicts) sits beside the form in the first screen at
+// 1400x900 (it was at y=1429, below ~75 fields), the timeline starts in the first screen at the page's width, and
+// every strategy field of the schema is in the form, the uncommon ones in folded groups.
+TEST(Serve, AppShowsTheAnswerBesideTheGroupedFormInTheFirstScreen) {
+  Server s;
+  ASSERT_GT(s.port(), 0);
+  const std::string dom = app_dom(s.port(), "", "serve_layout.png", "1400,900");
+  ASSERT_EQ(tag_attr(dom, "<p id=\"app-headline\"[^>]*>", "data-state"), "ok") << dom.substr(0, 2000);
+  const double viewport = layout_px(dom, "viewport-height"), page = layout_px(dom, "page-width");
+  std::cout << "answer top " << layout_px(dom, "answer-top") << " px, summary top " << layout_px(dom, "summary-top")
+            << " px, timeline top " << layout_px(dom, "timeline-top") << " px, timeline width "
+            << layout_px(dom, "timeline-width") << " of " << page << " px, page height " << layout_px(dom, "page-height")
+            << " px, viewport " << viewport << " px\n";
+  EXPECT_LT(layout_px(dom, "answer-top"), viewport / 2);
+  EXPECT_LT(layout_px(dom, "summary-top") + 200, viewport);  // the step time, MFU and the verdicts' table
+  EXPECT_LT(layout_px(dom, "timeline-top"), viewport);
+  EXPECT_GE(layout_px(dom, "timeline-width"), 0.8 * page);
+  EXPECT_NE(dom.find("<table id=\"summary-head\""), std::string::npos);
+  // The common fields first, outside any group; the others folded; none lost.
+  const size_t common = dom.find("id=\"group-common\"");
+  ASSERT_NE(common, std::string::npos);
+  for (const char* key : {"tp_size", "pp_size", "cp_size", "ep_size", "micro_batch_size", "enable_recompute"}) {
+    const size_t at = dom.find(std::string("data-pointer=\"/strategy/") + key + "\"");
+    EXPECT_GT(at, common) << key;
+    EXPECT_LT(at, dom.find("<details class=\"group\"")) << key;
+  }
+  EXPECT_EQ(dom.find("<details class=\"group\" open"), std::string::npos);
+  const Json schema = body_of(post(s.port(), "/api/schema", default_request(1).dump()));
+  int fields = 0;
+  for (const auto& [pointer, f] : schema.items()) {
+    if (pointer.rfind("/strategy/", 0) != 0 || pointer.find('/', 10) != std::string::npos) continue;
+    ++fields;
+    EXPECT_NE(dom.find("data-pointer=\"" + pointer + "\""), std::string::npos) << pointer;
+  }
+  EXPECT_GT(fields, 60);
+}
+
+// Issue 34: the what-if (the form's configs on a second system) is drawn at the page's width, below the answer.
+TEST(Serve, AppDrawsTheWhatIfAtThePageWidth) {
+  Server s;
+  ASSERT_GT(s.port(), 0);
+  const std::string dom = app_dom(s.port(), "whatif=platforms/dgx_h100.json", "serve_layout_whatif.png", "1400,900");
+  ASSERT_EQ(tag_attr(dom, "<p id=\"app-headline\"[^>]*>", "data-state"), "ok") << dom.substr(0, 2000);
+  const double page = layout_px(dom, "page-width");
+  std::cout << "what-if width " << layout_px(dom, "whatif-width") << " px, its first timeline "
+            << layout_px(dom, "timeline-width") << " px, of " << page << " px\n";
+  EXPECT_GE(layout_px(dom, "whatif-width"), 0.8 * page);
+  EXPECT_GE(layout_px(dom, "timeline-width"), 0.8 * page);
+  EXPECT_LT(layout_px(dom, "summary-top"), layout_px(dom, "viewport-height"));
+}
+
+// Issue 34: typing tp_size 3 (world size 8 is then not a multiple of tp·cp·pp) shows the CLI's message and removes
+// the result of the configs before it: no step time, summary or timeline stays on screen beside the error.
+TEST(Serve, AppRemovesTheLastResultWhenAnEditIsRefused) {
+  Server s;
+  ASSERT_GT(s.port(), 0);
+  const std::string dom = app_dom(s.port(), "type.strategy.tp_size=3", "serve_layout_error.png", "1400,900");
+  const std::string headline = "<p id=\"app-headline\"[^>]*>";
+  EXPECT_EQ(tag_attr(dom, headline, "data-state"), "error") << dom.substr(0, 2000);
+  EXPECT_EQ(tag_attr(dom, headline, "data-step-time-ms"), "<no attribute>");
+  EXPECT_EQ(dom.find("id=\"summary-head\""), std::string::npos);
+  EXPECT_EQ(dom.find("<section id=\"timeline\""), std::string::npos);
+  EXPECT_EQ(dom.find("<section id=\"memory"), std::string::npos);
+  EXPECT_NE(dom.find("<p id=\"app-error\" class=\"nofit\">scenario.json: /strategy/world_size: 8 is not a multiple"),
+            std::string::npos);
+  EXPECT_NE(dom.find("data-error=\"scenario.json: /strategy/world_size: "), std::string::npos);
+  EXPECT_NE(dom.find("id=\"field-strategy-tp_size\""), std::string::npos);
+}
+
+// Issue 34: "real run" offers the traces and logs only (it offered every model and platform file, and picked the
+// first), and starts at "(none)".
+TEST(Serve, AppRealRunListHoldsTracesAndLogsOnlyAndStartsAtNone) {
+  Server s({"--root", "models", "--root", "platforms", "--root", "scenarios", "--root", "tests/data/compare"});
+  ASSERT_GT(s.port(), 0);
+  const Json files = body_of(get(s.port(), "/api/real-runs"))["files"];
+  for (const char* real : {"compare/ranks/rank0.json", "compare/run/trace.json.gz", "compare/megatron_sample.log",
+                           "compare/broken.json"}) {  // broken: compare says what is wrong with it
+    EXPECT_NE(std::find(files.begin(), files.end(), real), files.end()) << real;
+  }
+  for (const Json& f : files) {
+    const std::string name = f.get<std::string>();
+    EXPECT_EQ(name.rfind("compare/", 0), 0u) << name;  // no model, platform or scenario
+    EXPECT_NE(name, "compare/bad_classes.json");        // a kernel-class table
+    EXPECT_NE(name, "compare/run/summary.json");
+    EXPECT_NE(name, "compare/nccl_collectives.json");   // reference figures, not a trace
+  }
+  const std::string dom = app_dom(s.port(), "");
+  const std::string pick = dom.substr(dom.find("<select id=\"pick-real\""));
+  const std::string options = pick.substr(0, pick.find("</select>"));
+  EXPECT_EQ(options.find("models/"), std::string::npos);
+  EXPECT_EQ(options.find("platforms/"), std::string::npos);
+  EXPECT_NE(options.find("<option value=\"\">(none)</option><option value=\"compare/"), std::string::npos) << options;
+  // Served without traces: "(none)" alone, and "compare" says there is nothing to compare with.
+  Server plain;
+  ASSERT_GT(plain.port(), 0);
+  EXPECT_EQ(body_of(get(plain.port(), "/api/real-runs"))["files"], Json::array());
+  const std::string dom2 = app_dom(plain.port(), "do=compare");
+  EXPECT_NE(dom2.find("<select id=\"pick-real\" data-count=\"0\"><option value=\"\">(none)</option></select>"),
+            std::string::npos);
+  EXPECT_NE(dom2.find("no trace or log under the served folders"), std::string::npos);
 }
 
 }  // namespace

@@ -9,8 +9,10 @@
   const root = document.getElementById('report');
   const panel = el('section', { id: 'app' });
   root.parentNode.insertBefore(panel, root);
+  document.body.classList.add('app');
   const state = { name: 'app', model: null, strategy: null, system: null };
   let seq = 0, shown = 0, editAt = 0, timer = 0;
+  let lastSummary = null;  // of the last run the server accepted
 
   const bar = el('div', { class: 'controls' });
   const picks = {};
@@ -43,6 +45,7 @@
   // Compare with a real run (a profiler trace or Megatron-LM log under the served folders).
   const cmpBar = el('div', { class: 'controls', id: 'compare-controls' });
   const realPick = el('select', { id: 'pick-real' });
+  realPick.appendChild(el('option', { value: '' }, '(none)'));
   const cl = el('label', {}, ' real run ');
   cl.appendChild(realPick);
   cmpBar.appendChild(cl);
@@ -68,15 +71,22 @@
   const srNote = el('span', { class: 'note', id: 'search-status' });
   for (const x of [searchButton, cancelButton, progress, srNote]) srBar.appendChild(x);
   panel.appendChild(srBar);
-  const headline = el('p', { id: 'app-headline', class: 'note' }, 'loading…');
-  const problem = el('p', { id: 'app-error', class: 'nofit' });
+  // Wide screens: the form (its own scroll, common fields first) on the left, the answer (headline, error, summary
+  // with the fit verdicts) on the right; the timeline, what-if and memory below them at the page's width, their
+  // top within the first screen whatever the form's length. Narrow screens: the answer first, then the form.
+  const main = el('div', { id: 'app-main' });
   const form = el('div', { id: 'app-form' });
+  const answer = el('div', { id: 'app-answer' });
+  const headline = el('p', { id: 'app-headline' }, 'loading…');
+  const problem = el('p', { id: 'app-error', class: 'nofit' });
+  const summaryBox = el('div', { id: 'app-summary' });
   const extra = el('div', { id: 'app-extra' });  // a compare or search result, kept until the next one
-  panel.appendChild(headline);
-  panel.appendChild(problem);
-  panel.appendChild(form);
-  panel.appendChild(extra);
-  document.getElementById('status').textContent = 'simumax-sim serve: edit a field, the numbers below follow.';
+  for (const x of [headline, problem, summaryBox]) answer.appendChild(x);
+  main.appendChild(form);
+  main.appendChild(answer);
+  panel.appendChild(main);
+  root.parentNode.insertBefore(extra, root.nextSibling);
+  document.getElementById('status').textContent = 'simumax-sim serve: edit a field, the numbers beside it follow.';
 
   const getJson = (path) => fetch('/api/file?path=' + encodeURIComponent(path)).then((r) => {
     if (!r.ok) throw new Error(path + ': not served');
@@ -177,36 +187,83 @@
     return box;
   }
   function isObject(x) { return x !== null && typeof x === 'object' && !Array.isArray(x); }
-  // The fields of the object at `path` (those in the config, then those only the schema knows), its objects as
-  // folded groups built when first opened (a system's efficiency tables hold hundreds of fields).
-  function fillObject(box, kind, path) {
+  // The keys of the object at `path`: those in the config, then those only the schema knows.
+  function keysOf(kind, path) {
     const obj = valueAt(kind, path);
-    const pointer = pointerOf(kind, path);
     const keys = Object.keys(isObject(obj) ? obj : {}).filter((k) => !k.startsWith('_'));
-    for (const k of schemaKeys(pointer)) if (!keys.includes(k)) keys.push(k);
-    for (const key of keys) {
-      const sub = path.concat([key]), f = schema[pointerOf(kind, sub)];
-      if ((f && f.kind === 'object') || isObject(isObject(obj) ? obj[key] : undefined)) {
-        const d = el('details', { class: 'nested', 'data-pointer': pointerOf(kind, sub), id: 'group-' + kind + '-' + sub.join('.') });
-        d.appendChild(el('summary', {}, key + (isObject(obj) && key in obj ? '' : ' (not set)')));
-        const inner = el('div', { class: 'nested-fields' });
-        d.appendChild(inner);
-        d.build = () => { if (!d.dataset.built) { d.dataset.built = 'yes'; fillObject(inner, kind, sub); } };
-        d.addEventListener('toggle', () => { if (d.open) d.build(); });
-        box.appendChild(d);
-      } else {
-        box.appendChild(fieldFor(kind, sub));
-      }
+    for (const k of schemaKeys(pointerOf(kind, path))) if (!keys.includes(k)) keys.push(k);
+    return keys;
+  }
+  // The field `key` of the object at `path`, or, for an object, a folded group built when first opened (a
+  // system's efficiency tables hold hundreds of fields).
+  function addKey(box, kind, path, key) {
+    const obj = valueAt(kind, path);
+    const sub = path.concat([key]), f = schema[pointerOf(kind, sub)];
+    if ((f && f.kind === 'object') || isObject(isObject(obj) ? obj[key] : undefined)) {
+      const d = el('details', { class: 'nested', 'data-pointer': pointerOf(kind, sub), id: 'group-' + kind + '-' + sub.join('.') });
+      d.appendChild(el('summary', {}, key + (isObject(obj) && key in obj ? '' : ' (not set)')));
+      const inner = el('div', { class: 'nested-fields' });
+      d.appendChild(inner);
+      d.build = () => { if (!d.dataset.built) { d.dataset.built = 'yes'; fillObject(inner, kind, sub); } };
+      d.addEventListener('toggle', () => { if (d.open) d.build(); });
+      box.appendChild(d);
+    } else {
+      box.appendChild(fieldFor(kind, sub));
     }
+  }
+  function fillObject(box, kind, path) {
+    for (const key of keysOf(kind, path)) addKey(box, kind, path, key);
+  }
+  // The strategy's fields most edited, shown first in this order; the others in folded groups by the first rule
+  // their name matches (the last rule takes the rest, so no field is lost).
+  const COMMON = ['world_size', 'tp_size', 'pp_size', 'cp_size', 'ep_size', 'micro_batch_size', 'micro_batch_num',
+    'global_batch_size', 'seq_len', 'enable_recompute', 'recompute_granularity', 'recompute_layer_num'];
+  const GROUPS = [['recompute', /recompute/], ['precision', /dtype|fp8|fp32|bf16|accm_weight/],
+    ['kernels and fusion', /^use_|fused|fusion|^te_|sdp|overlap|offload|cache_/],
+    ['parallelism', /_size$|_net$|parallel|pipeline|interleav|order_of|zero|^cp_|^pp_|dispatch|microbatch_group|num_layers_in/],
+    ['advanced', /./]];
+  function group(box, id, title) {
+    const d = el('details', { class: 'group', id: 'group-' + id });
+    d.appendChild(el('summary', {}, title));
+    const inner = el('div', { class: 'group-fields' });
+    d.appendChild(inner);
+    box.appendChild(d);
+    return { d, inner, count: 0 };
   }
   function buildForm() {
     form.textContent = '';
-    for (const kind of ['strategy', 'model', 'system']) {
-      const fs = el('fieldset', { id: 'form-' + kind });
-      fs.appendChild(el('legend', {}, kind));
-      fillObject(fs, kind, []);
-      form.appendChild(fs);
+    const fs = el('fieldset', { id: 'form-strategy' });
+    fs.appendChild(el('legend', {}, 'strategy'));
+    const common = el('div', { class: 'group-fields', id: 'group-common' });
+    fs.appendChild(common);
+    fs.appendChild(el('p', { class: 'note', id: 'app-derived' }));
+    const keys = keysOf('strategy', []);
+    for (const k of COMMON) if (keys.includes(k)) addKey(common, 'strategy', [], k);
+    const groups = GROUPS.map(([title]) => group(fs, 'strategy-' + title.replace(/ /g, '-'), title));
+    for (const k of keys.filter((x) => !COMMON.includes(x))) {
+      const g = groups[GROUPS.findIndex(([, rule]) => rule.test(k))];
+      addKey(g.inner, 'strategy', [], k);
+      ++g.count;
     }
+    for (const g of groups) {
+      if (!g.count) g.d.remove(); else g.d.firstChild.textContent += ' (' + g.count + ')';
+    }
+    form.appendChild(fs);
+    for (const kind of ['model', 'system']) {
+      const g = group(form, kind, kind);
+      g.d.id = 'form-' + kind;
+      fillObject(g.inner, kind, []);
+      g.d.firstChild.textContent += ' (' + keysOf(kind, []).length + ')';
+    }
+    showDerived();
+  }
+  // dp and the global batch, which the strategy does not hold: from the last run's summary.
+  function showDerived() {
+    const box = document.getElementById('app-derived');
+    const S = lastSummary;
+    if (!box) return;
+    box.textContent = S && S.parallel ? 'dp ' + S.parallel.dp + (S.batch ? ', global batch ' + S.batch.global_batch_size : '') +
+      ' (of the last valid run)' : '';
   }
   // Opens the groups down to `pointer` (an error's field) and returns its input.
   function inputAt(pointer) {
@@ -214,7 +271,10 @@
       if (pointer.startsWith(d.dataset.pointer + '/')) { d.build(); d.open = true; }
     }
     const deeper = [...form.querySelectorAll('details.nested')].some((d) => pointer.startsWith(d.dataset.pointer + '/') && !d.open);
-    return deeper ? inputAt(pointer) : form.querySelector('[data-pointer="' + pointer + '"]');
+    if (deeper) return inputAt(pointer);
+    const input = form.querySelector('[data-pointer="' + pointer + '"]');
+    for (let d = input && input.closest('details'); d; d = d.parentElement.closest('details')) d.open = true;
+    return input;
   }
 
   // "#strategy.tp_size=2&system.accelerator.mem_gbs=40": edits made on load (a link to a what-if; the browser
@@ -254,7 +314,11 @@
     shown = mine;
     for (const e of form.querySelectorAll('.field-error')) e.textContent = '';
     problem.textContent = '';
+    root.textContent = '';
+    summaryBox.textContent = '';
+    R.forgetTimelines();
     if (!r.ok) {
+      // The last result is removed: no step time of other configs stays beside the error.
       const m = /(\/(?:model|strategy|system)\/[^:]+): /.exec(d.error || '');
       const input = m && inputAt(m[1]);
       if (input) {
@@ -262,18 +326,19 @@
         box.textContent = ' ' + d.error;
         box.dataset.error = d.error;
       }
-      else problem.textContent = d.error;
+      problem.textContent = d.error;
+      headline.textContent = 'no result: these configs are refused (the field is marked in the form)';
       headline.dataset.state = 'error';
+      for (const k of ['stepTimeMs', 'whatifStepTimeMs', 'updateMs']) delete headline.dataset[k];
       recordLayout();
       return;
     }
-    root.textContent = '';
-    R.forgetTimelines();
+    R.into = summaryBox;
+    try { if (d.summary) R.drawSummary(d.summary); } finally { R.into = null; }
     if (other && other.data) {
       R.drawWhatIf({ labels: ['the form', other.path], runs: [d, other.data], differences: { scenario: [], platform: [] },
         note: 'B is the form with its system replaced by ' + other.path + ' (the fast executor, redrawn on every edit).' });
     } else {
-      if (d.summary) R.drawSummary(d.summary);
       if (d.timeline) R.drawTimeline(d.timeline);
       if (d.memory) R.drawMemory(d.memory, d.summary, d.timeline ? d.timeline.end_us : d.summary.step_time_ms * 1000);
       if (d.ranks) R.drawRanks(d.ranks);
@@ -285,10 +350,16 @@
     headline.dataset.updateMs = ms.toFixed(0);
     const b = other && other.data && other.data.summary;
     if (b) headline.dataset.whatifStepTimeMs = String(b.step_time_ms); else delete headline.dataset.whatifStepTimeMs;
-    headline.textContent = 'step time ' + d.summary.step_time_ms.toFixed(2) + ' ms, MFU ' + d.summary.mfu.toFixed(4) +
-      (b ? '; with ' + other.path + ': ' + b.step_time_ms.toFixed(2) + ' ms, MFU ' + b.mfu.toFixed(4) : '') +
-      ' (updated ' + ms.toFixed(0) + ' ms after the edit)';
+    headline.textContent = '';
+    const fits = d.summary.stages.every((st) => st.fits !== false), known = d.summary.stages.every((st) => st.fits !== undefined);
+    headline.appendChild(el('b', { class: 'step' }, d.summary.step_time_ms.toFixed(2) + ' ms'));
+    headline.appendChild(document.createTextNode(' per step, MFU ' + d.summary.mfu.toFixed(4) + ', '));
+    headline.appendChild(el('span', { class: known ? (fits ? 'fits' : 'nofit') : '' },
+      known ? (fits ? 'fits in memory' : 'does not fit in memory') : 'fit unknown'));
+    headline.appendChild(el('span', { class: 'note' }, (b ? '; with ' + other.path + ': ' + b.step_time_ms.toFixed(2) +
+      ' ms, MFU ' + b.mfu.toFixed(4) : '') + ' (updated ' + ms.toFixed(0) + ' ms after the edit)'));
     lastSummary = d.summary;
+    showDerived();
     recordLayout();
     while (actions.length) act(actions.shift());
   }
@@ -304,12 +375,12 @@
     put('pageHeight', document.documentElement.scrollHeight);
     put('viewportHeight', window.innerHeight);
     put('headlineTop', top('#app-headline'));
+    put('answerTop', top('#app-answer'));
     put('summaryTop', top('#summary, #whatif'));
     put('timelineTop', top('#timeline, #timeline-a'));
     put('timelineWidth', width('#timeline canvas, #timeline-a canvas'));
     put('whatifWidth', width('#whatif'));
   }
-  let lastSummary = null;
   function act(a) {
     if (a[0] === 'download') { downloadPick.value = a[1]; fetchFile(false); }
     else if (a[0] === 'compare') compareButton.click();
@@ -366,7 +437,11 @@
   download.addEventListener('click', () => fetchFile(true));
 
   compareButton.addEventListener('click', async () => {
-    if (!realPick.value) { cmpNote.textContent = ' no real run under the served folders'; return; }
+    if (!realPick.value) {
+      cmpNote.textContent = realPick.dataset.count === '0' ? ' no trace or log under the served folders (serve --root DIR)'
+        : ' pick a real run first';
+      return;
+    }
     cmpNote.textContent = ' comparing…';
     compareButton.dataset.state = 'busy';
     const r = await post('/api/compare?real=' + encodeURIComponent(realPick.value));
@@ -419,6 +494,7 @@
   }
   fetch('/api/real-runs').then((r) => r.json()).then((d) => {
     for (const f of d.files) realPick.appendChild(el('option', { value: f }, f));
+    realPick.dataset.count = String(d.files.length);
     return fetch('/api/files');
   }).then((r) => r.json()).then((d) => {
     for (const kind of Object.keys(picks)) {

@@ -161,6 +161,17 @@ TEST(HtmlReportBrowser, SearchReportPlotsEveryCandidateAndTheParetoFront) {
   const std::string pareto = attr(dom, "<section id=\"search\"[^>]*>", "data-pareto");
   EXPECT_EQ(std::to_string(all_tags(dom, "<circle[^>]*class=\"pareto\"[^>]*>").size()), pareto);
   EXPECT_NE(dom.find("<table id=\"search-best\">"), std::string::npos);
+  // Issue 34: memory over more than a decade (layouts to thousands of GiB) is drawn on a log axis, so the layouts
+  // that fit are not a sliver at the left.
+  double lo = search["gpu_memory_gib"].get<double>() - search["memory_margin_gib"].get<double>(), hi = 0;
+  for (const auto& c : search["candidates"]) {
+    if (c["status"] != "evaluated") continue;
+    lo = std::min(lo, c["peak_reserved_gib"].get<double>());
+    hi = std::max(hi, c["peak_reserved_gib"].get<double>());
+  }
+  EXPECT_EQ(attr(dom, "<section id=\"search\"[^>]*>", "data-x-scale"), hi / lo > 10 ? "log" : "linear")
+      << lo << " .. " << hi << " GiB";
+  EXPECT_GT(hi / lo, 10) << "the test's space should span a decade of memory";
 }
 
 TEST(HtmlReportBrowser, CompareReportDrawsOursAgainstRealOpByOpAndTheStraggler) {

@@ -27,6 +27,26 @@
     for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9 * step; v += step) out.push([v, map(v)]);
     return out;
   }
+  // A log axis's ticks: 1, 2, 5 of each decade in [lo, hi] (lo > 0).
+  function logTicks(lo, hi, map) {
+    const out = [];
+    for (let d = Math.pow(10, Math.floor(Math.log10(lo))); d <= hi; d *= 10) {
+      for (const m of [1, 2, 5]) if (d * m >= lo && d * m <= hi) out.push([d * m, map(d * m)]);
+    }
+    return out;
+  }
+  // An axis over [lo, hi] mapped onto [a, b] pixels: logarithmic when the values span more than a decade (a
+  // search's candidates range from a few GiB to thousands), else linear with padding. {of, ticks, log}.
+  function scale(lo, hi, a, b, count) {
+    if (lo > 0 && hi / lo > 10) {
+      const l0 = Math.log10(lo / 1.05), l1 = Math.log10(hi * 1.05);
+      const of = (v) => a + (Math.log10(Math.max(v, lo / 1.05)) - l0) / (l1 - l0) * (b - a);
+      return { of: of, ticks: logTicks(lo / 1.05, hi * 1.05, of), log: true };
+    }
+    const pad = (hi - lo) * 0.03 || 1, l = lo - pad, h = hi + pad;
+    const of = (v) => a + (v - l) / (h - l) * (b - a);
+    return { of: of, ticks: ticks(l, h, count, of), log: false };
+  }
 
   // ---- memory -----------------------------------------------------------------------------------------------
   function staticBands(rank, S) {
@@ -212,15 +232,22 @@
     if (Sr.title) s.appendChild(el('p', { class: 'note' }, Sr.title));
     if (!C.length) { s.appendChild(el('p', { class: 'note' }, 'No candidate was evaluated.')); return; }
     const W = 980, H = 420, L = 80, Rm = 20, T = 16, B = 44;
-    const xMax = Math.max(...C.map((c) => c.peak_reserved_gib)) * 1.03;
-    const yMin = Math.min(...C.map((c) => c.step_time_ms)), yMax = Math.max(...C.map((c) => c.step_time_ms));
-    const pad = (yMax - yMin) * 0.03 || 1;
-    const xOf = (v) => L + v / xMax * (W - L - Rm), yOf = (v) => H - B - (v - yMin + pad) / (yMax - yMin + 2 * pad) * (H - B - T);
-    const g = svg('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}` });
-    axes(g, L, W - Rm, H - B, T, ticks(0, xMax, 10, xOf), ticks(yMin - pad, yMax + pad, 8, yOf),
-      'peak reserved memory (GiB)', 'step time (ms)', (v) => v.toFixed(0), (v) => v.toFixed(0));
     const limit = Sr.gpu_memory_gib === undefined ? undefined : Sr.gpu_memory_gib - (Sr.memory_margin_gib || 0);
-    if (limit !== undefined && limit <= xMax) {
+    let memLo = limit === undefined ? Infinity : limit, memHi = -Infinity, tLo = Infinity, tHi = -Infinity;
+    for (const c of C) {  // no spread: a search has hundreds of thousands of candidates
+      memLo = Math.min(memLo, c.peak_reserved_gib); memHi = Math.max(memHi, c.peak_reserved_gib);
+      tLo = Math.min(tLo, c.step_time_ms); tHi = Math.max(tHi, c.step_time_ms);
+    }
+    // Memory spans decades when most layouts do not fit: a log axis keeps those that fit readable.
+    const xs = scale(memLo, memHi, L, W - Rm, 10), ys = scale(tLo, tHi, H - B, T, 8);
+    const xOf = xs.of, yOf = ys.of;
+    const g = svg('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+    s.dataset.xScale = xs.log ? 'log' : 'linear';
+    s.dataset.yScale = ys.log ? 'log' : 'linear';
+    const fmt = (v) => (v >= 10 || v === 0 ? v.toFixed(0) : String(+v.toPrecision(2)));
+    axes(g, L, W - Rm, H - B, T, xs.ticks, ys.ticks, 'peak reserved memory (GiB' + (xs.log ? ', log scale)' : ')'),
+      'step time (ms' + (ys.log ? ', log scale)' : ')'), fmt, fmt);
+    if (limit !== undefined && limit <= memHi * 1.05) {
       g.appendChild(svg('path', { d: `M${xOf(limit)} ${H - B}V${T}`, stroke: '#b3261e', 'stroke-dasharray': '5 4' }));
       g.appendChild(svg('text', { x: xOf(limit) + 4, y: T + 10 }, 'memory limit ' + limit.toFixed(1) + ' GiB'));
     }

@@ -286,6 +286,38 @@ TEST(Cli, EveryJsonWeWriteCarriesItsSchemaAndVersion) {
   fs::remove_all(d);
 }
 
+// Issue 34: a 283,500-layout search wrote 244 MB of records; --records fit keeps those that fit (auto does so past
+// 100,000 candidates, saying so), and search.json says which records it holds.
+TEST(Cli, SearchRecordsCanBeLimitedToThoseThatFit) {
+  const fs::path d = temp_dir("records");
+  const std::vector<std::string> base = {"search", "--model", "models/llama3-70b.json", "--system",
+                                         "platforms/b200_bf16.json", "--world-size", "16", "--global-batch-size", "64",
+                                         "--seq-len", "4096", "-q", "-o"};
+  auto with = [&](const std::string& out, std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.push_back((d / out).string());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+  ASSERT_EQ(with("all", {}).exit_code, 0);
+  ASSERT_EQ(with("fit", {"--records", "fit"}).exit_code, 0);
+  const Json all = Json::parse(read_file((d / "all/search.json").string()));
+  const Json fit = Json::parse(read_file((d / "fit/search.json").string()));
+  EXPECT_EQ(all["records"], "all");
+  EXPECT_EQ(all["candidates"].size(), all["evaluated"].get<size_t>() + all["skipped"].get<size_t>() +
+                                          all["failed"].get<size_t>());
+  EXPECT_EQ(fit["records"], "fit");
+  ASSERT_GT(fit["fit"].get<int>(), 0);
+  EXPECT_EQ(fit["candidates"].size(), fit["fit"].get<size_t>());
+  EXPECT_LT(fit["candidates"].size(), all["candidates"].size());
+  for (const auto& c : fit["candidates"]) EXPECT_TRUE(c["fits"].get<bool>()) << c.dump();
+  EXPECT_EQ(parse_csv(read_file((d / "fit/search.csv").string())).size(), fit["fit"].get<size_t>() + 1);
+  // The counts and the best are the same either way.
+  for (const char* key : {"evaluated", "fit", "too_big", "skipped", "best"}) EXPECT_EQ(fit[key], all[key]) << key;
+  EXPECT_NE(with("bad", {"--records", "some"}).exit_code, 0);
+  fs::remove_all(d);
+}
+
 // bench printed "ratio 0.990" for both kinds of target, so a shortfall read like a pass.
 TEST(Bench, TheVerdictSaysMetOrMissedForBothKindsOfTarget) {
   EXPECT_NE(common::target_verdict(0.45, 1, true).find("met "), std::string::npos);

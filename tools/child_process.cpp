@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <deque>
+#include <memory>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -117,13 +119,22 @@ std::string read_text_file(const std::string& path, size_t max_bytes) {
   return text;
 }
 
-std::function<void(size_t, size_t)> progress_bar() {
+std::function<void(size_t, size_t)> progress_bar(double tail_seconds_per_item) {
   if (!isatty(STDERR_FILENO)) return nullptr;
   const auto t0 = std::chrono::steady_clock::now();
-  return [t0](size_t done, size_t total) {
+  // The rate over the last few seconds, not since the start: a search's space is cheap where its candidates are
+  // illegal and slow where pipelines are deep, and the average since the start kept saying "0:02" for 6 s.
+  auto recent = std::make_shared<std::deque<std::pair<double, size_t>>>();
+  return [t0, tail_seconds_per_item, recent](size_t done, size_t total) {
+    constexpr double kWindowS = 1.5;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double rate = s > 0 ? static_cast<double>(done) / s : 0;
-    const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0;
+    recent->emplace_back(s, done);
+    while (recent->size() > 2 && recent->front().first < s - kWindowS) recent->pop_front();
+    const auto [s0, done0] = recent->size() > 1 && s - recent->front().first > 0.5 ? recent->front()
+                                                                                   : std::pair<double, size_t>{0, 0};
+    const double rate = s > s0 ? static_cast<double>(done - done0) / (s - s0) : 0;
+    const double eta = (rate > 0 ? static_cast<double>(total - done) / rate : 0) +
+                       static_cast<double>(total) * tail_seconds_per_item;
     const int width = 30, filled = total ? static_cast<int>(width * done / total) : width;
     const long eta_s = std::lround(eta);
     std::fprintf(stderr, "\r[%s%s] %zu/%zu %5.1f%% %9.0f/s ETA %ld:%02ld ", std::string(filled, '#').c_str(),

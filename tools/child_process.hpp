@@ -29,6 +29,7 @@ std::string first_line(const std::string& path);
 std::string read_text_file(const std::string& path, size_t max_bytes = 1 << 20);
 
 // A progress bar with rate and ETA, redrawn in place on stderr; nullptr when stderr is not a terminal.
-std::function<void(size_t done, size_t total)> progress_bar();
+// `tail_seconds_per_item`: work after the last item, per item (a search's files), counted in the ETA.
+std::function<void(size_t done, size_t total)> progress_bar(double tail_seconds_per_item = 0);
 
 }  // namespace simumax::tools

@@ -1,9 +1,11 @@
 // simumax-sim search: the best parallel layout, micro-batching and recompute for a model on N GPUs that fits in
 // memory, ranked by an objective; every candidate in search.csv / search.json, the winner as a scenario file.
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 
 #include "engine/common/error.hpp"
+#include "engine/common/logging.hpp"
 #include "engine/common/units.hpp"
 #include "engine/report/summary.hpp"
 #include "engine/search/search.hpp"
@@ -32,6 +34,7 @@ struct SearchArgs {
   int top = 10, recheck = 0, threads = 0;
   std::string recheck_ranks = "all";
   std::string out_dir = "out/search";
+  std::string records = "auto";
   bool quiet = false;
   std::string fidelity;
   size_t max_candidates = search::SearchRequest{}.max_candidates;
@@ -94,6 +97,22 @@ std::string objective_text(const search::SearchRequest& q) {
 
 void write_file(const std::string& path, const std::string& text) { report::write_file_atomically(path, text); }
 
+// --records auto: every candidate's record up to kAllRecordsUpTo candidates (about 1 kB each in the two files),
+// else only those that fit, said on screen with the size the rest would take.
+constexpr size_t kAllRecordsUpTo = 100000;
+constexpr double kRecordBytes = 930;  // search.csv + search.json per candidate, measured on a 55,944-layout space
+
+search::RecordScope record_scope(const SearchArgs& a, const search::SearchResult& r) {
+  if (a.records == "all") return search::RecordScope::kAll;
+  if (a.records == "fit" || r.candidates <= kAllRecordsUpTo) {
+    return a.records == "fit" ? search::RecordScope::kFit : search::RecordScope::kAll;
+  }
+  common::logger("search")->warn("{} candidates: search.csv and search.json hold the {} that fit (--records all "
+                                 "writes every candidate, about {:.0f} MB)",
+                                 r.candidates, r.ranking.size(), static_cast<double>(r.candidates) * kRecordBytes / 1e6);
+  return search::RecordScope::kFit;
+}
+
 int do_search(const SearchArgs& a) {
   config::Scenario base = search::load_base(a.model, a.system, a.strategy, a.seq_len);
   apply_fidelity(base, a.fidelity);
@@ -101,14 +120,18 @@ int do_search(const SearchArgs& a) {
   make_output_folder(a.out_dir);
   // Every candidate's outcome waits on disk for the files (memory stays bounded whatever the space).
   search::SpillStore store(a.out_dir + "/search-outcomes.bin.tmp");
-  const search::SearchResult r = search::run_search(base, q, store, a.quiet ? nullptr : progress_bar(),
+  const search::SearchResult r = search::run_search(base, q, store, a.quiet ? nullptr : progress_bar(search::kWriteSecondsPerRecord),
                                                     a.recheck > 0 ? recheck_fn(a, base) : nullptr);
   const std::string title = "search (" + std::string(search::to_string(q.mode)) +
                             "): " + fs::path(a.model).stem().string() + " on " + std::to_string(a.world_size) +
                             " GPUs of " + fs::path(a.system).stem().string() + ", global batch " +
                             std::to_string(a.global_batch_size) + ", seq_len " + std::to_string(q.job.seq_len) +
                             objective_text(q);
-  search::write_search_files(a.out_dir, r, q, title, store);
+  const search::RecordScope scope = record_scope(a, r);
+  const auto w0 = std::chrono::steady_clock::now();
+  search::write_search_files(a.out_dir, r, q, title, store, scope);
+  common::logger("search")->info("wrote search.csv and search.json in {:.2f} s",
+                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
   std::string best_note = "\nno candidate fits: no best_scenario.json written\n";
   if (!r.best.empty()) {
     const search::Candidate& best = r.best[0].candidate;
@@ -211,12 +234,17 @@ std::function<int()> add_search(CLI::App& app, const char* argv0) {
       ->check(CLI::IsMember({"on", "off"}));
   add_ranking_options(sub, *a);
   sub->add_option("-o,--out", a->out_dir, "output folder")->capture_default_str();
+  sub->add_option("--records", a->records,
+                  "the candidates search.csv / search.json hold: all, fit (those that fit), or auto (all up to "
+                  "100,000 candidates, else those that fit; about 1 kB a candidate)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "all", "fit"}));
   sub->add_flag("-q,--quiet", a->quiet, "print nothing; only write the files");
   sub->footer(
       "Lists are comma-separated. Modes micro-batch and recompute keep the --strategy's layout: each list defaults to "
       "its value there. A candidate fits when its peak reserved memory plus the margin is at most the GPU memory; "
-      "those that fit are ranked. Written to --out: search.csv and search.json (every candidate; the rule that "
-      "skipped each illegal one; by how much each too-big one misses) and best_scenario.json (the winner, for "
+      "those that fit are ranked. Written to --out: search.csv and search.json (every candidate, or those that fit "
+      "with --records; the rule that skipped each illegal one; by how much each too-big one misses) and best_scenario.json (the winner, for "
       "`simumax-sim run`).");
   return [sub, a]() { return sub->parsed() ? do_search(*a) : -1; };
 }

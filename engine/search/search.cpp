@@ -250,6 +250,11 @@ config::Scenario load_base(const std::string& model_path, const std::string& sys
   return s;
 }
 
+double estimated_seconds(size_t candidates, int threads) {
+  return static_cast<double>(candidates) *
+         (1.0 / (kCandidatesPerThreadSecond * std::max(1, threads)) + kWriteSecondsPerRecord);
+}
+
 void check_request(const config::Scenario& base, const SearchRequest& request) {
   const JobShape& job = request.job;
   if (job.world_size < 1 || job.world_size > kMaxSearchWorldSize) {
@@ -280,8 +285,8 @@ SearchResult run_search(const config::Scenario& base, const SearchRequest& reque
   r.threads = resolve_threads(request.threads);
   r.candidates = count_candidates(request.space, request.mode, base, request.job);
   if (r.candidates == 0) throw UsageError("the search space is empty: a list has no values");
-  // Roughly 50,000 evaluations per second per core (bench): say up front how long the space will take.
-  const double eta_s = static_cast<double>(r.candidates) / (50000.0 * r.threads);
+  // Say up front how long the space will take, the files included.
+  const double eta_s = estimated_seconds(r.candidates, r.threads);
   common::logger("search")->info("{} candidates, about {:.0f} s on {} threads", r.candidates, eta_s, r.threads);
   if (r.candidates > request.max_candidates) {
     throw UsageError(fmt::format(
@@ -291,8 +296,24 @@ SearchResult run_search(const config::Scenario& base, const SearchRequest& reque
   }
   const auto t0 = std::chrono::steady_clock::now();
   Tally tally(request, r);
-  evaluate_space(base, request, r, tally, store, progress);
+  {
+    // The engine's info lines (config, model, cost, graph, executor, memory) come once per run: per candidate
+    // they buried the search's own under hundreds of thousands. Its warnings still show.
+    const auto engine = common::logger("engine");
+    const auto level = engine->level();
+    engine->set_level(std::max(level, spdlog::level::warn));
+    try {
+      evaluate_space(base, request, r, tally, store, progress);
+    } catch (...) {
+      engine->set_level(level);
+      throw;
+    }
+    engine->set_level(level);
+  }
   r.eval_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  common::logger("search")->info("evaluated {} candidates in {:.2f} s ({:.0f}/s on {} threads)", r.candidates,
+                                 r.eval_seconds, static_cast<double>(r.candidates) / std::max(1e-9, r.eval_seconds),
+                                 r.threads);
   tally.finish();
   if (r.evaluated == 0 && r.failed == 0) throw UsageError(no_legal_candidate_message(r));
   if (r.failed > 0) {

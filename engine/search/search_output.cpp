@@ -57,9 +57,11 @@ int64_t expert_dp(const Candidate& c, const JobShape& job) {
   return job.world_size % shard == 0 ? job.world_size / shard : 0;
 }
 
-void request_fields(FieldSink& f, const SearchResult& r, const SearchRequest& q, const std::string& title) {
+void request_fields(FieldSink& f, const SearchResult& r, const SearchRequest& q, const std::string& title,
+                    RecordScope scope) {
   const size_t skipped = r.candidates - r.evaluated - r.failed;
   f.text("title", title);
+  f.text("records", to_string(scope));
   f.text("mode", to_string(q.mode));
   f.text("objective", to_string(q.objective));
   f.text("fidelity", r.fidelity);
@@ -123,7 +125,7 @@ void candidate_record(FieldSink& f, const SearchResult& r, const SearchRequest& 
 // Every outcome of `store` as its record, in enumeration order, with its rank and (for the re-checked) the sim's
 // figures from the result. Holds 16 bytes per candidate that fits while it runs.
 void for_each_record(const SearchResult& r, const SearchRequest& q, OutcomeStore& store,
-                     const std::function<void(const Fields&)>& fn) {
+                     const std::function<void(const Fields&)>& fn, RecordScope scope = RecordScope::kAll) {
   std::vector<std::pair<size_t, int64_t>> rank_of;  // index, rank; by index
   rank_of.reserve(r.ranking.size());
   for (size_t j = 0; j < r.ranking.size(); ++j) rank_of.emplace_back(r.ranking[j], static_cast<int64_t>(j + 1));
@@ -139,7 +141,12 @@ void for_each_record(const SearchResult& r, const SearchRequest& q, OutcomeStore
   store.for_each([&](const Outcome& o) {
     int64_t rank = 0;
     if (next_rank != rank_of.end() && next_rank->first == o.index) rank = (next_rank++)->second;
-    if (next_sim != sims.end() && next_sim->first == o.index) {
+    const bool checked = next_sim != sims.end() && next_sim->first == o.index;
+    if (scope == RecordScope::kFit && rank == 0) {
+      next_sim += checked;
+      return;
+    }
+    if (checked) {
       with_sim = o;
       with_sim.sim = *(next_sim++)->second;
       fn([&](FieldSink& f) { candidate_record(f, r, q, with_sim, rank); });
@@ -165,8 +172,10 @@ std::string candidates_csv(const SearchResult& r, const SearchRequest& q, Outcom
   return out;
 }
 
+const char* to_string(RecordScope s) { return s == RecordScope::kFit ? "fit" : "all"; }
+
 void write_search_files(const std::string& dir, const SearchResult& r, const SearchRequest& q, const std::string& title,
-                        OutcomeStore& store) {
+                        OutcomeStore& store, RecordScope scope) {
   std::vector<Fields> reasons;
   for (const auto& [reason, n] : r.skip_reasons) {
     reasons.push_back([&reason, n](FieldSink& f) {
@@ -176,7 +185,7 @@ void write_search_files(const std::string& dir, const SearchResult& r, const Sea
   }
   report::TextFile csv(dir + "/search.csv");
   report::RecordsJsonFile json(
-      dir + "/search.json", "simumax_sim_search_v1", [&](FieldSink& f) { request_fields(f, r, q, title); },
+      dir + "/search.json", "simumax_sim_search_v1", [&](FieldSink& f) { request_fields(f, r, q, title, scope); },
       {{"skip_reasons", reasons}}, "candidates");
   bool first = true;
   for_each_record(r, q, store, [&](const Fields& rec) {
@@ -184,7 +193,7 @@ void write_search_files(const std::string& dir, const SearchResult& r, const Sea
     first = false;
     csv.append(report::csv_line(rec));
     json.add(rec);
-  });
+  }, scope);
   csv.close();
   json.close();
 }

@@ -21,11 +21,17 @@ void for_each_candidate_record(const SearchResult& r, const SearchRequest& reque
 // search.csv's text: a header line, then one line per candidate's record (null -> empty cell).
 std::string candidates_csv(const SearchResult& r, const SearchRequest& request, OutcomeStore& store);
 
+// Which candidates search.csv / search.json hold: every one, or those that fit (a 283,500-layout space wrote
+// 244 MB of records; the fitting ones are what a user reads). search.json's "records" says which.
+enum class RecordScope { kAll, kFit };
+const char* to_string(RecordScope s);
+
 // search.csv and search.json (the request, the counts, skip reasons with their
-// counts, then every candidate's record) in `dir`, both written record by record as `store` gives them back:
-// memory stays bounded whatever the number of candidates. Throws common::UsageError when a file cannot be written.
+// counts, then the candidates' records, `scope`) in `dir`, both written record by record as `store` gives them
+// back: memory stays bounded whatever the number of candidates. Throws common::UsageError when a file cannot be
+// written.
 void write_search_files(const std::string& dir, const SearchResult& r, const SearchRequest& request,
-                        const std::string& title, OutcomeStore& store);
+                        const std::string& title, OutcomeStore& store, RecordScope scope = RecordScope::kAll);
 
 // The text printed on screen: the counts, skip reasons, the closest misses on memory, and the best `top` (at most
 // the request's `keep`).

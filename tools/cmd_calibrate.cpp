@@ -11,6 +11,7 @@
 #include "engine/calibrate/calibrate.hpp"
 #include "engine/config/scenario.hpp"
 #include "engine/common/error.hpp"
+#include "engine/common/version.hpp"
 #include "engine/config/validation_case.hpp"
 #include "engine/report/calibrated_system.hpp"
 #include "engine/compare/megatron_log.hpp"
@@ -215,8 +216,10 @@ int do_calibrate(const CalibrateArgs& a) {
   const std::optional<config::HostConfig> fitted_host =
       host ? std::optional<config::HostConfig>(fitted.machine.host) : std::nullopt;
   char note[256];
-  std::snprintf(note, sizeof note, "simumax-sim calibrate on %zu real runs: time MAPE %.2f %% fitted, %.2f %% before",
-                cases.size(), 100 * calibrate::mape(fitted.errors), 100 * calibrate::mape(before));
+  // A system config (SimuMax's schema, no schema key of ours): the note says which release fitted it.
+  std::snprintf(note, sizeof note,
+                "simumax-sim %s calibrate on %zu real runs: time MAPE %.2f %% fitted, %.2f %% before",
+                common::version(), cases.size(), 100 * calibrate::mape(fitted.errors), 100 * calibrate::mape(before));
   if (!learnt) {
     report::write_file_atomically(
         a.out, report::calibrated_system_json(cases.front().scenario.system_path, fitted.machine.calibration, note,

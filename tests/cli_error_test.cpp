@@ -188,7 +188,7 @@ const std::vector<ErrorCase>& cases() {
       {"ValidateFindsNoCase", {"validate", "docs"}, "error: no validation case (*.json) found in the paths given"},
       {"PlatformToAFullDevice", {"platform", "platforms/b200_bf16.json", "-o", "/dev/full"},
        "error: cannot write /dev/full: No space left on device"},
-      {"UnknownCommand", {"frobnicate"}, "error: unknown command 'frobnicate'; commands: run, validate, calibrate, search, compare, platform, bench, report, serve, sweep"},
+      {"UnknownCommand", {"frobnicate"}, "error: unknown command 'frobnicate'; commands: run, validate, calibrate, search, compare, platform, bench, report, serve, sweep, completion, man"},
       {"ZeroNodes", {"platform", "platforms/b200_bf16.json", "--nodes", "0"},
        "error: --nodes: Value 0 not in range 1 to 1048576"},
       // Issue 32: a config nested deeper than any is refused before it is copied (200,000 levels crashed); a

@@ -81,15 +81,18 @@ class PerfLLM(SearchHelpers):
         """One dict per pipeline stage: time breakdown (ms) and memory (bytes) of summary.json's stages."""
         return [dict(s) for s in self.summary()["stages"]]
 
-    def _simumax_json(self, file, run=None):
-        return Result(json.loads((run or self._require_run()).simumax_json(file)))
+    @staticmethod
+    def _simumax_json(file, run):
+        return Result(json.loads(run.simumax_json(file)))
 
-    def analysis_mem(self, run=None):
+    def analysis_mem(self):
         """SimuMax's mem_result (its analysis_mem()): one flat dict when pp is 1, else first_stage /
         middle_stage / last_stage (interleaved: pp_stage_N), sizes as its strings (peak_mem,
         peak_mem_with_reserved, model_mem, ...); beside them in each stage dict, that stage's memory of
         summary.json in bytes (peak_alloc_bytes, peak_reserved_bytes, weight_bytes, ...)."""
-        run = run or self._require_run()
+        return self._analysis_mem(self._require_run())
+
+    def _analysis_mem(self, run):
         mem = self._simumax_json("mem_result", run)
         stages = summary_of(run)["stages"]
         if "peak_mem" in mem:
@@ -99,12 +102,14 @@ class PerfLLM(SearchHelpers):
             entry.update(stages[_stage_index(key, len(stages))]["memory"])
         return mem
 
-    def analysis_cost(self, run=None):
+    def analysis_cost(self):
         """SimuMax's compute_result (its analysis_cost()): duration_time_per_iter ("5.5547 s"),
         throughput_per_accelerator (tokens/s/GPU), "throughput per GPU (TFLOP/s/GPU)", mfu, straggle_ratio,
         all_chunk_times, breakdown_result, comm_details, compute_details, flops_info, param_numel_info; and
         "summary": summary.json's fields (numbers: times in ms)."""
-        run = run or self._require_run()
+        return self._analysis_cost(self._require_run())
+
+    def _analysis_cost(self, run):
         cost = self._simumax_json("compute_result", run)
         cost["summary"] = summary_of(run)
         return cost

@@ -167,8 +167,8 @@ class SearchHelpers:
             run = self._candidate_run(sr, i)
             sizes.append(records[i]["mbs"])
             counts.append(records[i]["mbc"])
-            peaks.append(self.get_pp_stage_peak_mem(self.analysis_mem(run), "peak_mem_with_reserved", toG=True))
-            costs.append(self.analysis_cost(run))
+            peaks.append(self.get_pp_stage_peak_mem(self._analysis_mem(run), "peak_mem_with_reserved", toG=True))
+            costs.append(self._analysis_cost(run))
         return sizes, counts, peaks, costs
 
     def search_best_parallel_strategy(self, world_size, gmi_error, micro_batch_size, global_batch_size,

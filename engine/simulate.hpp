@@ -1,6 +1,7 @@
 // The pipeline in one screen: scenario -> model -> cost -> task DAG -> executor -> memory -> summary.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 namespace simumax {
 
 enum class ExecutorKind { kFast, kSim };
+inline constexpr std::array<ExecutorKind, 2> kExecutorKinds = {ExecutorKind::kFast, ExecutorKind::kSim};
 
 struct RunOptions {
   ExecutorKind executor = ExecutorKind::kFast;

@@ -9,6 +9,7 @@
 
 #include <pybind11/stl.h>
 
+#include "engine/common/enum_names.hpp"
 #include "engine/common/error.hpp"
 #include "engine/config/config_text.hpp"
 #include "engine/report/run_outputs.hpp"
@@ -44,20 +45,9 @@ config::ConfigKind parse_kind(const std::string& kind) {
   throw common::UsageError("config kind '" + kind + "': expected model, strategy or system");
 }
 
-template <typename T>
-T choose(const std::string& option, const std::string& value, const std::vector<std::pair<std::string, T>>& choices) {
-  std::string names;
-  for (const auto& [name, v] : choices) {
-    if (name == value) return v;
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  throw common::UsageError(option + "='" + value + "': expected one of " + names);
-}
-
 void set_fidelity(config::Scenario& s, const std::string& fidelity) {
   if (fidelity.empty()) return;
-  s.strategy.fidelity = choose<config::Fidelity>(
-      "fidelity", fidelity, {{"megatron", config::Fidelity::kMegatron}, {"simumax", config::Fidelity::kSimuMax}});
+  s.strategy.fidelity = common::enum_from_name(config::kFidelities, fidelity, "fidelity");
 }
 
 // SimGrid's engine installs its own SIGINT handler (it prints a status and exits the process): after a `sim`
@@ -81,12 +71,9 @@ std::shared_ptr<Run> run(const config::Scenario& s, const std::string& executor,
   out->scenario = std::make_shared<config::Scenario>(s);
   set_fidelity(*out->scenario, fidelity);
   RunOptions o;
-  o.executor = choose<ExecutorKind>("executor", executor, {{"fast", ExecutorKind::kFast}, {"sim", ExecutorKind::kSim}});
-  o.lowering.granularity = choose<graph::Granularity>(
-      "granularity", granularity,
-      {{"chunk", graph::Granularity::kChunk}, {"layer", graph::Granularity::kLayer}, {"op", graph::Granularity::kOp}});
-  o.lowering.scope =
-      choose<graph::RankScope>("ranks", ranks, {{"stages", graph::RankScope::kStages}, {"all", graph::RankScope::kAll}});
+  o.executor = common::enum_from_name(kExecutorKinds, executor, "executor");
+  o.lowering.granularity = common::enum_from_name(graph::kGranularities, granularity, "granularity");
+  o.lowering.scope = common::enum_from_name(graph::kRankScopes, ranks, "ranks");
   if (!(max_tasks > 0)) throw common::UsageError("max_tasks must be positive");
   o.max_tasks = max_tasks;
   if (platform && o.executor != ExecutorKind::kSim) throw common::UsageError("platform needs executor='sim'");
@@ -162,7 +149,10 @@ void bind_run(py::module_& m) {
         report::RunOutputOptions o;
         o.trace = trace;
         o.trace_ranks = ranks;
-        o.trace_format = choose<std::string>("trace_format", format, {{"chrome", "chrome"}, {"simumax", "simumax"}});
+        if (format != "chrome" && format != "simumax") {
+          throw common::UsageError("trace_format='" + format + "': expected one of chrome, simumax");
+        }
+        o.trace_format = format;
         o.memory = memory;
         o.simumax = simumax;
         o.max_output_mb = max_mb;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "engine/common/enum_names.hpp"
 #include "engine/common/error.hpp"
 #include "tools/cli_checks.hpp"
 
@@ -103,7 +104,7 @@ void check_output_file(const std::string& path, const char* option) {
 
 void apply_fidelity(config::Scenario& s, const std::string& fidelity) {
   if (fidelity.empty()) return;
-  s.strategy.fidelity = fidelity == "simumax" ? config::Fidelity::kSimuMax : config::Fidelity::kMegatron;
+  s.strategy.fidelity = common::enum_from_name(config::kFidelities, fidelity, "--fidelity");
 }
 
 config::Scenario load_scenario_or_configs(const std::string& scenario, const ConfigArgs& a) {
@@ -120,11 +121,9 @@ config::Scenario load_scenario_or_configs(const std::string& scenario, const Con
 
 RunOptions make_run_options(const EngineArgs& a) {
   RunOptions o;
-  o.executor = a.executor == "sim" ? ExecutorKind::kSim : ExecutorKind::kFast;
-  o.lowering.granularity = a.granularity == "chunk" ? graph::Granularity::kChunk
-                           : a.granularity == "op"  ? graph::Granularity::kOp
-                                                    : graph::Granularity::kLayer;
-  o.lowering.scope = a.ranks == "all" ? graph::RankScope::kAll : graph::RankScope::kStages;
+  o.executor = common::enum_from_name(kExecutorKinds, a.executor, "--executor");
+  o.lowering.granularity = common::enum_from_name(graph::kGranularities, a.granularity, "--granularity");
+  o.lowering.scope = common::enum_from_name(graph::kRankScopes, a.ranks, "--ranks");
   o.max_tasks = a.max_tasks;
   if (!a.platform.empty()) {
     if (o.executor != ExecutorKind::kSim) throw common::UsageError("--platform needs --executor sim");

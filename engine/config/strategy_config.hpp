@@ -1,6 +1,7 @@
 // SimuMax's strategy config (strategy/*.json) as a plain struct, with SimuMax's defaults.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@ enum class RecomputeGranularity { kNone, kFullBlock, kAttnOnly, kMlpOnly, kSdpOn
 // calibration). kSimuMax: SimuMax v1.2's analytical model, bit for bit (the parity test runs it).
 enum class Fidelity { kMegatron, kSimuMax };
 const char* to_string(Fidelity f);
+inline constexpr std::array<Fidelity, 2> kFidelities = {Fidelity::kMegatron, Fidelity::kSimuMax};
 // TransformerEngine's low-precision recipe of the GEMMs when fp8 is on (Megatron's --fp8-recipe, --fp4-recipe;
 // docs/low-precision.md). kDelayed is SimuMax's fp8 model; the others are megatron fidelity only.
 enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kNvfp4 };

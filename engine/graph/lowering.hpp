@@ -1,6 +1,8 @@
 // Lowering: the step's model and costs become a task DAG per rank (the schedule as dependency edges).
 #pragma once
 
+#include <array>
+
 #include "engine/config/scenario.hpp"
 #include "engine/cost/step_cost.hpp"
 #include "engine/graph/task_graph.hpp"
@@ -44,5 +46,7 @@ bool is_acyclic(const TaskGraph& g);
 
 const char* to_string(Granularity g);
 const char* to_string(RankScope s);
+inline constexpr std::array<Granularity, 3> kGranularities = {Granularity::kChunk, Granularity::kLayer, Granularity::kOp};
+inline constexpr std::array<RankScope, 2> kRankScopes = {RankScope::kStages, RankScope::kAll};
 
 }  // namespace simumax::graph

@@ -172,6 +172,16 @@ TEST(HtmlReportBrowser, SearchReportPlotsEveryCandidateAndTheParetoFront) {
   EXPECT_EQ(attr(dom, "<section id=\"search\"[^>]*>", "data-x-scale"), hi / lo > 10 ? "log" : "linear")
       << lo << " .. " << hi << " GiB";
   EXPECT_GT(hi / lo, 10) << "the test's space should span a decade of memory";
+  EXPECT_EQ(dom.find("id=\"search-records\""), std::string::npos);
+  // A search that kept only the layouts that fit says so above its plot.
+  const fs::path fit = scratch("search-fit");
+  ASSERT_EQ(run_cli({"search", "--model", "models/llama3-70b.json", "--system", "platforms/b200_bf16.json",
+                     "--world-size", "16", "--global-batch-size", "64", "--seq-len", "4096", "--records", "fit", "-q",
+                     "-o", fit.string()}).exit_code, 0);
+  ASSERT_EQ(run_cli({"report", fit.string(), "-q"}).exit_code, 0);
+  const std::string fit_dom = render(fit / "report.html", "report_search_fit", "1300,900");
+  EXPECT_NE(fit_dom.find("id=\"search-records\""), std::string::npos);
+  EXPECT_EQ(attr(fit_dom, "<section id=\"search\"[^>]*>", "data-candidates"), std::to_string(search["fit"].get<int>()));
 }
 
 TEST(HtmlReportBrowser, CompareReportDrawsOursAgainstRealOpByOpAndTheStraggler) {

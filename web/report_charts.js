@@ -230,6 +230,11 @@
     s.dataset.feasible = String(C.filter((c) => c.fits).length);
     s.dataset.pareto = String(Sr.pareto.length);
     if (Sr.title) s.appendChild(el('p', { class: 'note' }, Sr.title));
+    if (Sr.records === 'fit') {
+      s.appendChild(el('p', { class: 'note', id: 'search-records' }, 'search.json holds only the ' + C.length +
+        ' layouts that fit (of ' + (Sr.evaluated || 0) + ' evaluated): the search ran with --records fit or ' +
+        'auto; --records all writes every one.'));
+    }
     if (!C.length) { s.appendChild(el('p', { class: 'note' }, 'No candidate was evaluated.')); return; }
     const W = 980, H = 420, L = 80, Rm = 20, T = 16, B = 44;
     const limit = Sr.gpu_memory_gib === undefined ? undefined : Sr.gpu_memory_gib - (Sr.memory_margin_gib || 0);

@@ -161,7 +161,7 @@ Json memory_view(const JsonDoc& d, const JsonDoc* snapshot, size_t max_points) {
 Json search_view(const JsonDoc& d) {
   expect_kind(d, d.root, "", "object");
   Json v = Json::object();
-  for (const char* k : {"title", "objective", "best"}) {
+  for (const char* k : {"title", "objective", "best", "records"}) {  // records: "all" or "fit" (search --records)
     if (const Json* s = maybe(d, d.root, "", k, "string")) v[k] = *s;
   }
   copy_numbers(d, d.root, "", {"gpu_memory_gib", "memory_margin_gib", "evaluated", "fit", "too_big", "skipped", "failed"}, v);

@@ -14,7 +14,7 @@ schedule::Layout schedule_layout(const StrategyConfig& st, const ModelConfig* mo
                     (st.account_for_loss_in_pipeline_split ? 1 : 0);
   }
   l.custom_end_stages = st.num_layers_in_first_pipeline_stage || st.num_layers_in_last_pipeline_stage;
-  l.overlapped_dp = st.megatron_overlap_grad_reduce || st.megatron_overlap_param_gather;
+  l.overlapped_dp = st.overlaps_dp();
   l.ep = st.ep_size;
   if (model != nullptr) l.experts = model->expert_num;
   l.full_recompute = st.recompute_granularity == RecomputeGranularity::kFullBlock && st.recompute_layer_num > 0;

@@ -129,6 +129,8 @@ struct StrategyConfig {
   // permutes, sends and permutes for the experts, and its combine the reverse (megatron fidelity).
   // Megatron-FSDP as the megatron fidelity prices it (the simumax fidelity prices zero_state 3 as SimuMax does).
   bool fsdp() const { return megatron() && megatron_fsdp; }
+  // DP communication overlapped with compute (bucketed reduce-scatter or overlapped parameter all-gather).
+  bool overlaps_dp() const { return megatron_overlap_grad_reduce || megatron_overlap_param_gather; }
   bool hybrid_ep() const {
     return megatron() && moe_token_dispatcher == "flex" && moe_flex_dispatcher_backend == "hybridep";
   }

@@ -118,7 +118,7 @@ DpCost dp_cost(const config::Scenario& s, double grad_bytes, int64_t n, const st
   d.net = net;
   const double ag_bytes = grad_bytes / static_cast<double>(st.main_grad_bytes()) *
                           static_cast<double>(st.element_bytes());
-  if (st.megatron() && !st.megatron_overlap_grad_reduce && !st.megatron_overlap_param_gather) {
+  if (st.megatron() && !st.overlaps_dp()) {
     // distributed_data_parallel.py, DistributedDataParallel.__init__: without overlap_grad_reduce the bucket
     // size is None, so the whole gradient buffer is one bucket, reduced (and its parameters gathered) in one
     // collective each.

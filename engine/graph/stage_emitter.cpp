@@ -58,7 +58,7 @@ StageEmitter::StageEmitter(GraphBuilder& b, const config::Scenario& s, const mod
     block_params_.push_back(std::move(params));
     block_mem_.push_back(std::move(per_block));
   }
-  track_params_ = s.strategy.megatron_overlap_grad_reduce || s.strategy.megatron_overlap_param_gather;
+  track_params_ = s.strategy.overlaps_dp();
   grads_ready_.resize(b.num_ranks());
   params_used_.resize(b.num_ranks());
   // Task -> op references serve the traces of op-sized tasks; coarser tasks refer to blocks and chunks.

@@ -214,10 +214,7 @@ std::string dualpipe_why(const Layout& l) {
     return fmt::format("micro_batch_num {} is not an even number of at least 2 * pp_size = {}", l.micro_batches,
                        2 * l.pp);
   }
-  if (l.overlapped_dp) {
-    return "megatron_overlap_grad_reduce or megatron_overlap_param_gather is on, which is not modelled with it";
-  }
-  return "";
+  return dp_overlap_why(l);
 }
 
 std::string dualpipe_refusal(const Layout& l, const std::string& legal) {

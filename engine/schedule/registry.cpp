@@ -61,10 +61,12 @@ std::string v_shape_why(const Layout& l) {
         l.layer_slots == l.layers ? "" : fmt::format(" (+{} for embedding/loss)", l.layer_slots - l.layers);
     return fmt::format("layer_num {}{} does not split into 2 * pp_size = {} stages", l.layers, counted, 2 * l.pp);
   }
-  if (l.overlapped_dp) {
-    return "megatron_overlap_grad_reduce or megatron_overlap_param_gather is on, which is not modelled with it";
-  }
-  return "";
+  return dp_overlap_why(l);
+}
+
+std::string dp_overlap_why(const Layout& l) {
+  if (!l.overlapped_dp) return "";
+  return "megatron_overlap_grad_reduce or megatron_overlap_param_gather is on, which is not modelled with it";
 }
 
 }  // namespace simumax::schedule

@@ -59,5 +59,7 @@ std::string refusal(const std::string& name, const Layout& layout);
 // What every V-shaped schedule (Placement::kVShape) refuses, or "": custom first/last stage layer counts, layers
 // that do not split into 2 * pp stages, and overlapped DP (not modelled with them).
 std::string v_shape_why(const Layout& layout);
+// Why a schedule that does not model overlapped DP communication refuses `layout` (overlapped_dp), or "".
+std::string dp_overlap_why(const Layout& layout);
 
 }  // namespace simumax::schedule

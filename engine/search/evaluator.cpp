@@ -36,7 +36,7 @@ Evaluation Evaluator::evaluate(const Candidate& c) {
     // Chunk tasks on one rank per stage: the cheapest DAG with the same step time and memory peaks as `run`'s
     // layer tasks. Not with Megatron's overlapped DP buckets: each waits for (or holds up) the tasks that use its
     // parameters, and a chunk task uses all of them, so those candidates are lowered layer by layer, as `run` does.
-    const bool dp_overlap = s.strategy.megatron_overlap_grad_reduce || s.strategy.megatron_overlap_param_gather;
+    const bool dp_overlap = s.strategy.overlaps_dp();
     RunOptions o;
     o.lowering.granularity = dp_overlap ? graph::Granularity::kLayer : graph::Granularity::kChunk;
     o.lowering.scope = graph::RankScope::kStages;

@@ -32,6 +32,16 @@ const std::shared_ptr<spdlog::logger>& engine_log() {
   return log;
 }
 
+// The stages' info lines where they are not wanted (RunOptions::log_stages false): a logger with no sink.
+const std::shared_ptr<spdlog::logger>& silent_log() {
+  static const auto log = [] {
+    auto l = std::make_shared<spdlog::logger>("engine (silent)");
+    l->set_level(spdlog::level::off);
+    return l;
+  }();
+  return log;
+}
+
 // `sink` (may be null) is told every task's start and end; the fast executor's timeline is replayed into it.
 executor::Timeline run_executor(const config::Scenario& s, const graph::TaskGraph& g, const RunOptions& o,
                                 executor::TaskSink* sink) {
@@ -79,7 +89,7 @@ namespace {
 StepRun run_step_folding(const config::Scenario& s, const RunOptions& options, Folded* folded) {
   // `--log-level info` promises one line per pipeline stage (README): config, model, cost, graph, executor,
   // memory, report.
-  const auto& log = engine_log();
+  const auto& log = options.log_stages ? engine_log() : silent_log();
   log->info("config: {} (world {} = tp {} x cp {} x pp {} x dp {}, {} fidelity)", s.name, s.strategy.world_size,
             s.strategy.tp_size, s.strategy.cp_size, s.strategy.pp_size, s.strategy.dp_size(),
             config::to_string(s.strategy.fidelity));

@@ -27,6 +27,9 @@ struct RunOptions {
   std::optional<std::string> platform_xml;  // sim: a user platform (else generated from the system config)
   std::string platform_out;                 // sim: where the generated platform XML is written (may be empty)
   bool keep_memory_curves = false;
+  // The info line of each stage (`--log-level info`); search's evaluator turns them off (one per candidate
+  // buried the search's own lines under hundreds of thousands).
+  bool log_stages = true;
   // simulate() with the sim executor: false leaves the returned Timeline without its per-task start/end arrays
   // (16 bytes a task): the summary and the per-rank statistics are folded as the tasks end (executor::TaskSink),
   // so only outputs that draw every task (trace, memory files) need them. The fast executor always keeps them.

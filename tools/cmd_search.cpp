@@ -97,19 +97,18 @@ std::string objective_text(const search::SearchRequest& q) {
 
 void write_file(const std::string& path, const std::string& text) { report::write_file_atomically(path, text); }
 
-// --records auto: every candidate's record up to kAllRecordsUpTo candidates (about 1 kB each in the two files),
-// else only those that fit, said on screen with the size the rest would take.
+// --records auto: every candidate's record up to kAllRecordsUpTo candidates, else only those that fit, said on
+// screen with the size the rest would take.
 constexpr size_t kAllRecordsUpTo = 100000;
-constexpr double kRecordBytes = 930;  // search.csv + search.json per candidate, measured on a 55,944-layout space
 
 search::RecordScope record_scope(const SearchArgs& a, const search::SearchResult& r) {
   if (a.records == "all") return search::RecordScope::kAll;
-  if (a.records == "fit" || r.candidates <= kAllRecordsUpTo) {
-    return a.records == "fit" ? search::RecordScope::kFit : search::RecordScope::kAll;
-  }
-  common::logger("search")->warn("{} candidates: search.csv and search.json hold the {} that fit (--records all "
-                                 "writes every candidate, about {:.0f} MB)",
-                                 r.candidates, r.ranking.size(), static_cast<double>(r.candidates) * kRecordBytes / 1e6);
+  if (a.records == "fit") return search::RecordScope::kFit;
+  if (r.candidates <= kAllRecordsUpTo) return search::RecordScope::kAll;
+  common::logger("search")->warn(
+      "{} candidates: search.csv and search.json hold the {} that fit (--records all writes every candidate, about "
+      "{:.0f} MB)",
+      r.candidates, r.ranking.size(), static_cast<double>(r.candidates) * search::kRecordFileBytes / 1e6);
   return search::RecordScope::kFit;
 }
 

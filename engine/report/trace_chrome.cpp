@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <set>
 
 #include "engine/common/units.hpp"
 #include "engine/common/version.hpp"
@@ -61,6 +62,16 @@ const char* kineto_category(graph::TaskKind k) {
   return "kernel";
 }
 
+// A task's ,"name":"..." (a collective's with Kineto's nccl prefix).
+const std::string& slice_name(const Fixed& f, const graph::Task& t) {
+  return is_collective(t.kind) ? f.nccl_names[t.name] : f.names[t.name];
+}
+
+// Kineto's device of a rank: the GPU's index in its node.
+int64_t device_of(const RunView& v, int64_t global_rank) {
+  return global_rank % std::max<int64_t>(1, v.scenario.system.num_per_node);
+}
+
 Fixed make_fixed(const RunView& v) {
   Fixed f;
   for (const auto& n : v.graph.names) {
@@ -94,17 +105,17 @@ struct RankText {
   std::string device;   // ,"device":D (the GPU's index in its node, Kineto's args.device)
 };
 
-RankText rank_text(int64_t pid, int64_t gpus_per_node) {
+RankText rank_text(const RunView& v, int64_t pid) {
   RankText r;
   r.pid = std::to_string(pid);
-  r.device = ",\"device\":" + std::to_string(pid % std::max<int64_t>(1, gpus_per_node));
+  r.device = ",\"device\":" + std::to_string(device_of(v, pid));
   r.slice = "{\"ph\":\"X\",\"pid\":" + r.pid + ",\"tid\":";
   r.counter = "{\"ph\":\"C\",\"pid\":" + r.pid + ",\"name\":\"memory\",\"ts\":";
   return r;
 }
 
 void slice_event(TextBuffer& out, const Fixed& f, const RankText& rt, const graph::Task& t, const Slice& s) {
-  const std::string& name = is_collective(t.kind) ? f.nccl_names[t.name] : f.names[t.name];
+  const std::string& name = slice_name(f, t);
   const std::string& args = task_args(f, t);
   char* p = out.reserve(kMaxFixedBytes + rt.slice.size() + name.size() + args.size());
   p = put(p, rt.slice);
@@ -178,7 +189,7 @@ void metadata_events(TextBuffer& out, const RunView& v, const RankSlices& rs, co
 void write_rank(TextBuffer& out, const RunView& v, const TracePlan& p, const Fixed& f, size_t i) {
   const auto& g = v.graph;
   const RankSlices rs = rank_slices(v, p.ranks[i], p.tasks[i], chrome_lane, kLanes);
-  const RankText rt = rank_text(g.global_rank[rs.rank], v.scenario.system.num_per_node);
+  const RankText rt = rank_text(v, g.global_rank[rs.rank]);
   metadata_events(out, v, rs, rt);
   for (const Slice& s : rs.slices) {
     const graph::Task& t = g.tasks[s.task];
@@ -223,21 +234,19 @@ std::string other_data(const RunView& v, const TracePlan& p) {
 // folder of them, one per rank: write one with --trace-ranks R). "rank": N keeps the space HTA's scan requires.
 std::string kineto_header(const RunView& v, const TracePlan& p) {
   const auto& g = v.graph;
-  const int64_t per_node = std::max<int64_t>(1, v.scenario.system.num_per_node);
   std::string b = "{\"schemaVersion\": 1,\n\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": ";
   append_int(b, p.ranks.empty() ? 0 : g.global_rank[p.ranks[0]]);
   b += ", \"world_size\": ";
   append_int(b, v.scenario.strategy.world_size);
   b += "},\n\"deviceProperties\": [";
-  std::vector<bool> listed(static_cast<size_t>(std::min<int64_t>(per_node, v.scenario.strategy.world_size)), false);
+  std::set<int64_t> listed;
   bool first = true;
   for (uint32_t r : p.ranks) {
-    const auto device = static_cast<size_t>(g.global_rank[r] % per_node);
-    if (device >= listed.size() || listed[device]) continue;
-    listed[device] = true;
+    const int64_t device = device_of(v, g.global_rank[r]);
+    if (!listed.insert(device).second) continue;
     b += first ? "{\"id\": " : ", {\"id\": ";
     first = false;
-    append_int(b, static_cast<int64_t>(device));
+    append_int(b, device);
     b += ", \"name\": ";
     append_quoted(b, v.scenario.system.sys_name);
     b += ", \"totalGlobalMem\": ";
@@ -254,12 +263,12 @@ TraceSize estimate_chrome(const RunView& v, const TracePlan& p) {
   const Fixed f = make_fixed(v);
   TraceSize size;
   for (size_t i = 0; i < p.ranks.size(); ++i) {
-    // A slice is ~128 bytes of keys, ids and times plus its name and args; a pipeline transfer adds an arrow
-    // end (~100 bytes), a memory task about one counter event (~95 bytes); metadata a few hundred bytes per lane
-    // (measured on the 512-GPU benchmark: within 2% of the file).
+    // A slice is ~160 bytes of keys, ids, times, kind, device and stream plus its name and args; a pipeline
+    // transfer adds an arrow end (~100 bytes), a memory task about one counter event (~95 bytes); metadata a few
+    // hundred bytes per lane (measured on the 512-GPU benchmark: within 2% of the file).
     for (uint32_t t : p.tasks[i]) {
       const graph::Task& task = v.graph.tasks[t];
-      size.bytes += 160 + f.nccl_names[task.name].size() + task_args(f, task).size();
+      size.bytes += 160 + slice_name(f, task).size() + task_args(f, task).size();
       size.events += 1;
       if (task.kind == graph::TaskKind::kPpComm) {
         size.bytes += 100;

@@ -41,6 +41,7 @@ Evaluation Evaluator::evaluate(const Candidate& c) {
     o.lowering.granularity = dp_overlap ? graph::Granularity::kLayer : graph::Granularity::kChunk;
     o.lowering.scope = graph::RankScope::kStages;
     o.lowering.merge_dp_buckets = true;
+    o.log_stages = false;
     o.op_cache = &op_cache_;
     o.cost_cache = &cost_cache_;
     const StepRun run = run_step(s, o);

@@ -296,20 +296,7 @@ SearchResult run_search(const config::Scenario& base, const SearchRequest& reque
   }
   const auto t0 = std::chrono::steady_clock::now();
   Tally tally(request, r);
-  {
-    // The engine's info lines (config, model, cost, graph, executor, memory) come once per run: per candidate
-    // they buried the search's own under hundreds of thousands. Its warnings still show.
-    const auto engine = common::logger("engine");
-    const auto level = engine->level();
-    engine->set_level(std::max(level, spdlog::level::warn));
-    try {
-      evaluate_space(base, request, r, tally, store, progress);
-    } catch (...) {
-      engine->set_level(level);
-      throw;
-    }
-    engine->set_level(level);
-  }
+  evaluate_space(base, request, r, tally, store, progress);
   r.eval_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   common::logger("search")->info("evaluated {} candidates in {:.2f} s ({:.0f}/s on {} threads)", r.candidates,
                                  r.eval_seconds, static_cast<double>(r.candidates) / std::max(1e-9, r.eval_seconds),

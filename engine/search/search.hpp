@@ -35,7 +35,7 @@ struct SearchRequest {
   int threads = 0;               // 0: one per core
   int recheck = 0;               // re-run this many of the best on the sim executor
   // A space with more candidates is refused before any is evaluated (the minutes its evaluation takes, and the
-  // files it writes: about 850 bytes per candidate).
+  // files it writes: kRecordFileBytes per candidate).
   size_t max_candidates = 2000000;
   // The best this many that fit are kept whole in memory (the table's rows and the re-checked ones come from
   // them); of the others the search keeps only each fitting one's place in the ranking.
@@ -90,6 +90,7 @@ void check_request(const config::Scenario& base, const SearchRequest& request);
 // small layouts runs faster (bench: 39,600/s on one core), one of deep pipelines slower.
 inline constexpr double kCandidatesPerThreadSecond = 15000;
 inline constexpr double kWriteSecondsPerRecord = 1e-5;
+inline constexpr double kRecordFileBytes = 930;  // search.csv + search.json per candidate, on the same space
 double estimated_seconds(size_t candidates, int threads);
 
 // Runs the search: the candidates are enumerated and evaluated a block at a time, and each outcome goes to

@@ -134,11 +134,12 @@ class PerfLLM(SearchHelpers):
                 print(f"\nwrote {path}")
         return self._simumax_summary(run)
 
-    def _simumax_summary(self, run):
-        # PerfLLM.analysis's return value: peak memory per stage as analysis_mem's strings.
+    def _simumax_summary(self, run, cost=None, strings=None):
+        # PerfLLM.analysis's return value: peak memory per stage as analysis_mem's strings. `cost` (compute_result)
+        # and `strings` (simumax_strings) when the caller has them already.
         mem = self._simumax_json("mem_result", run)
-        cost = self._simumax_json("compute_result", run)
-        strings = run.simumax_strings()
+        cost = cost if cost is not None else self._simumax_json("compute_result", run)
+        strings = strings if strings is not None else run.simumax_strings()
         s = summary_of(run)
         if "peak_mem" in mem:
             peak, reserved = mem["peak_mem"], mem["peak_mem_with_reserved"]

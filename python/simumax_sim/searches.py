@@ -216,16 +216,16 @@ class SearchHelpers:
 
     def _simumax_record(self, run):
         # PerfLLM.dump_paralism_and_recompute_perf's record of a candidate run.
-        summary = self._simumax_summary(run)
-        cost = self._simumax_json("compute_result", run)
+        cost, strings = self._simumax_json("compute_result", run), run.simumax_strings()
+        summary = self._simumax_summary(run, cost, strings)
         return {
             "model_name": summary["model"],
-            "param_num": cost["param_numel_info"]["all"],
+            "param_num": summary["params"],
             "system": summary["system"],
-            "parallelism": f"{run.simumax_strings()['dtype']}.dense{self.model_config._data.get('dense_layers', 0)}."
+            "parallelism": f"{strings['dtype']}.dense{self.model_config._data.get('dense_layers', 0)}."
                            f"{summary['parallelism']}",
             "recompute_status": summary["recompute"],
-            "mfu": cost["mfu"],
+            "mfu": summary["mfu"],
             "TFLOPS": summary["TFLOPS"],
             "TGS_per_gpu": summary["TGS_per_gpu"],
             "iter_time": summary["duration_time_per_iter"],

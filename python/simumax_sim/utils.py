@@ -26,13 +26,24 @@ def _folders(kind):
     return out
 
 
+def _configs(kind):
+    # name -> path, the first folder holding a name winning (as _find looks them up).
+    found = {}
+    for folder in _folders(kind):
+        if os.path.isdir(folder):
+            for f in sorted(os.listdir(folder)):
+                if f.endswith(".json"):
+                    found.setdefault(f[:-5], os.path.join(folder, f))
+    return dict(sorted(found.items()))
+
+
 def _find(kind, name):
     folders = _folders(kind)
     for folder in folders:
         path = os.path.join(folder, name if name.endswith(".json") else name + ".json")
         if os.path.isfile(path):
             return path
-    names = sorted({f[:-5] for d in folders if os.path.isdir(d) for f in os.listdir(d) if f.endswith(".json")})
+    names = list(_configs(kind))
     where = ", ".join(folders) if folders else "nowhere (set SIMUMAX_SHARED_DIR)"
     raise FileNotFoundError(f"no {kind} config named '{name}' in {where}; names: {', '.join(names) or 'none'}")
 
@@ -61,24 +72,13 @@ def get_simu_system_config(name, version="release"):
     return _find("system", name)
 
 
-def _configs(kind):
-    # name -> path, the first folder holding a name winning (as _find looks them up).
-    found = {}
-    for folder in _folders(kind):
-        if os.path.isdir(folder):
-            for f in sorted(os.listdir(folder)):
-                if f.endswith(".json"):
-                    found.setdefault(f[:-5], os.path.join(folder, f))
-    return dict(sorted(found.items()))
-
-
 def _show(kind, header, version):
     _release(version)
     rows = _configs(kind)
     width = max([len(header)] + [len(n) for n in rows])
     path_header = f"{header} Config Path"
     print(f"{header:<{width}}  {path_header}")
-    print(f"{'-' * width}  {'-' * max(len(path_header), *(len(p) for p in rows.values()))}")
+    print(f"{'-' * width}  {'-' * max([len(path_header)] + [len(p) for p in rows.values()])}")
     for name, path in rows.items():
         print(f"{name:<{width}}  {path}")
 

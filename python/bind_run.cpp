@@ -129,15 +129,17 @@ void bind_run(py::module_& m) {
       .def("write_simumax_results", [](const Run& r, const std::string& dir) {
         return report::write_simumax_results(dir, {*r.scenario, r.result.model, r.result.cost, r.result.summary});
       }, py::arg("dir"),
-           "writes SimuMax's compute_result.json, mem_result.json and base_info.json (its analysis(save_path) "
+           "writes SimuMax's compute_result.json, mem_result.json, base_info.json and net_info.json (its "
+           "analysis(save_path) "
            "files) into the existing folder `dir`; returns their paths")
       .def("simumax_json", [](const Run& r, const std::string& file) {
         const report::SimumaxView v{*r.scenario, r.result.model, r.result.cost, r.result.summary};
         if (file == "mem_result") return report::simumax_mem_result_json(v);
         if (file == "compute_result") return report::simumax_compute_result_json(v);
         if (file == "base_info") return report::simumax_base_info_json(v);
-        throw common::UsageError("file='" + file + "': expected mem_result, compute_result or base_info");
-      }, py::arg("file"), "the text of SimuMax's mem_result.json, compute_result.json or base_info.json")
+        if (file == "net_info") return report::simumax_net_info_json(v);
+        throw common::UsageError("file='" + file + "': expected mem_result, compute_result, base_info or net_info");
+      }, py::arg("file"), "the text of SimuMax's mem_result.json, compute_result.json, base_info.json or net_info.json")
       .def("simumax_strings", [](const Run& r) {
         const config::StrategyConfig& st = r.scenario->strategy;
         return std::map<std::string, std::string>{{"parallelism", report::simumax_parallelism(st)},

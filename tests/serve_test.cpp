@@ -129,7 +129,7 @@ TEST(Serve, DownloadsAreTheBytesRunWritesForTheDownloadedScenario) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* file : {"summary.json", "ranks.json", "trace.json", "memory_timeline.json", "memory_snapshot.json",
                            "memory_snapshot.pickle", "compute_result.json", "mem_result.json", "base_info.json",
-                           "simu_memory_result.json", "simu_memory_snapshot.json", "tracing_logs.json"}) {
+                           "net_info.json", "simu_memory_result.json", "simu_memory_snapshot.json", "tracing_logs.json"}) {
     const std::string got = post(s.port(), std::string("/api/download?file=") + file, req);
     ASSERT_EQ(status_of(got), 200) << file;
     EXPECT_EQ(body_text(got), read_file(dir / "run" / file)) << file;

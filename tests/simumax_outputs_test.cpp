@@ -284,6 +284,27 @@ void check_trace(const Json& trace, const Json& summary, const std::string& wher
   }
 }
 
+// net_info.json: SimuMax's record layout (its figures, call for call, are python/tests/test_simumax_examples.py's,
+// against SimuMax's own files); here that each record is whole and its time holds its bandwidth term.
+void check_net_info(const Json& info, int64_t pp, const std::string& where) {
+  const Keys record = {"net", "base_bw", "real_bw", "eff_factor", "comm_num", "comm_size", "total_time", "latency",
+                       "FC8"};
+  ASSERT_TRUE(info.is_object()) << where;
+  EXPECT_EQ(info.contains("p2p"), pp > 1) << where;
+  for (const auto& [op, stages] : info.items()) {
+    if (op.size() > 3 && op.compare(op.size() - 3, 3, "_dp") == 0) {  // SimuMax's PCIe DP rule
+      EXPECT_EQ(keys(stages), (Keys{"net", "bw", "comm_num", "latency"})) << where << " " << op;
+      continue;
+    }
+    for (const auto& [stage, r] : stages.items()) {
+      ASSERT_EQ(keys(r), record) << where << " " << op << " " << stage;
+      EXPECT_GT(r.at("comm_num").get<int64_t>(), 1) << where << " " << op << " " << stage;
+      const double wire_us = r.at("comm_size").get<double>() / (r.at("real_bw").get<double>() * 1073741824.0) * 1e6;
+      EXPECT_GE(r.at("total_time").get<double>(), wire_us * (1 - 1e-12)) << where << " " << op << " " << stage;
+    }
+  }
+}
+
 Json read_json(const fs::path& p) { return Json::parse(read_file(p.string())); }
 
 class SimumaxOutputs : public ::testing::TestWithParam<std::string> {};
@@ -320,6 +341,7 @@ TEST_P(SimumaxOutputs, ReadBackBySimumaxsReadersFieldForField) {
   check_memory_files(read_json(out / "simu_memory_result.json"), read_json(out / "simu_memory_snapshot.json"), summary,
                      GetParam());
   check_trace(read_json(out / "tracing_logs.json"), summary, GetParam());
+  check_net_info(read_json(out / "net_info.json"), pp, GetParam());
   fs::remove_all(out);
 }
 
@@ -340,8 +362,8 @@ TEST(SimumaxOutputs, WrittenOnlyWhenAskedAndRemovedWithTheRunsFiles) {
   ASSERT_EQ(run_cli({"run", scenario, "-q", "-o", out.string()}).exit_code, 0);
   EXPECT_FALSE(fs::exists(out / "mem_result.json"));
   ASSERT_EQ(run_cli({"run", scenario, "-q", "--simumax-outputs", "-o", out.string()}).exit_code, 0);
-  for (const char* f : {"compute_result.json", "mem_result.json", "base_info.json", "simu_memory_result.json",
-                        "simu_memory_snapshot.json", "tracing_logs.json"}) {
+  for (const char* f : {"compute_result.json", "mem_result.json", "base_info.json", "net_info.json",
+                        "simu_memory_result.json", "simu_memory_snapshot.json", "tracing_logs.json"}) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
   }
   ASSERT_EQ(run_cli({"run", scenario, "-q", "-o", out.string()}).exit_code, 0);

@@ -49,8 +49,8 @@ void add_output_options(CLI::App& sub, report::RunOutputOptions& a) {
       ->check(positive_number());
   sub.add_flag("--simumax-outputs", a.simumax,
                "also write SimuMax's files under their own names, keys and units: compute_result.json, "
-               "mem_result.json, base_info.json, simu_memory_result.json, simu_memory_snapshot.json and "
-               "tracing_logs.json (for --trace-ranks)");
+               "mem_result.json, base_info.json, net_info.json, simu_memory_result.json, simu_memory_snapshot.json "
+               "and tracing_logs.json (for --trace-ranks)");
   sub.add_flag("--memory", a.memory,
                "write memory_timeline.json, memory_snapshot.json and memory_snapshot.pickle (PyTorch memory_viz)");
 }

@@ -33,7 +33,7 @@
   const downloadPick = el('select', { id: 'download-file' });
   for (const f of ['scenario.json', 'summary.json', 'trace.json', 'memory_timeline.json', 'memory_snapshot.json',
     'memory_snapshot.pickle', 'report.html', 'compute_result.json', 'mem_result.json', 'base_info.json',
-    'simu_memory_result.json', 'simu_memory_snapshot.json', 'tracing_logs.json']) {
+    'net_info.json', 'simu_memory_result.json', 'simu_memory_snapshot.json', 'tracing_logs.json']) {
     downloadPick.appendChild(el('option', { value: f }, f));
   }
   const download = el('button', { id: 'download' }, 'download');

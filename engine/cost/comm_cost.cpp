@@ -85,20 +85,40 @@ Nets select_nets(const config::StrategyConfig& st, const config::SystemConfig& s
   return n;
 }
 
-CommTime comm_time(const config::SystemConfig& sys, const config::StrategyConfig& st, model::Coll coll,
-                   double bytes, int64_t n, const std::string& net, CommStage stage, const std::string& stage_label) {
+namespace {
+
+// The terms of SimuMax's compute_net_op_time for one call, after its tier rules.
+struct CommTerms {
+  bool none = false;          // a group of one: no time, nothing recorded
+  bool fixed_dp = false;      // the PCIe DP rule: actual / fixed_bw, nothing else
+  bool measured = false;      // megatron fidelity: a measured efficiency, latency included in it
+  double actual_bytes = 0;    // what crosses the link (scale, offset, the inter-node all-to-all share)
+  double bw_gbps = 0;         // the tier's bandwidth after the sharing rules (or the fixed DP bandwidth)
+  double eff = 0;
+  double latency_us = 0;      // the per-hop latency, scaled on 8-GPU nodes
+  double fixed_latency_us = 0;
+};
+
+CommTerms comm_terms(const config::SystemConfig& sys, const config::StrategyConfig& st, model::Coll coll,
+                     double bytes, int64_t n, const std::string& net, CommStage stage,
+                     const std::string& stage_label) {
   const auto& nd = sys.networks.at(net);
   const auto& o = nd.op.at(coll_key(coll));
-  const double eff = o.efficient_factor.value_or(nd.bandwidth.efficient_factor);
-  double actual = bytes * o.scale;
-  actual += actual / static_cast<double>(n) * o.offset;
+  CommTerms t;
+  t.eff = o.efficient_factor.value_or(nd.bandwidth.efficient_factor);
+  t.actual_bytes = bytes * o.scale;
+  t.actual_bytes += t.actual_bytes / static_cast<double>(n) * o.offset;
   const bool dense_dp = stage == CommStage::kDenseDp;
   if (net.find("pcie") != std::string::npos && dense_dp) {
     if (auto fixed_bw = lookup(o.dp_fixed_bw, n); fixed_bw && *fixed_bw != 0) {
-      return CommTime{actual / (*fixed_bw * common::kGiB), 0.0};  // measured DP bandwidth, no latency term
+      t.fixed_dp = true, t.bw_gbps = *fixed_bw;  // measured DP bandwidth, no latency term
+      return t;
     }
   }
-  if (n == 1) return {};
+  if (n == 1) {
+    t.none = true;
+    return t;
+  }
   double bw = nd.bandwidth.gbps;
   const int64_t npn = sys.num_per_node;
   if (sys.fc8 && net == "high_intra_node") bw *= static_cast<double>(n - 1) / 7.0;
@@ -108,7 +128,7 @@ CommTime comm_time(const config::SystemConfig& sys, const config::StrategyConfig
       const std::string low = lower(stage_label);
       if (low.find("ep") != std::string::npos || low.find("cp") != std::string::npos) {
         const double k = std::max(1.0, std::ceil(static_cast<double>(n) / static_cast<double>(npn)));
-        actual = (k - 1) / k * actual;
+        t.actual_bytes = (k - 1) / k * t.actual_bytes;
         bw /= static_cast<double>(npn);
       }
     }
@@ -118,10 +138,12 @@ CommTime comm_time(const config::SystemConfig& sys, const config::StrategyConfig
     if (ring && dense_dp) bw /= static_cast<double>(std::min(npn, st.tp_size));
     if (ring && stage == CommStage::kExpertDp) bw /= static_cast<double>(std::min(npn, st.ep_size * st.etp_size));
   }
+  t.bw_gbps = bw;
   // Megatron fidelity: a message within the measured sizes takes the measured efficiency, latency included.
   if (st.megatron()) {
     if (auto measured = measured_efficiency(sys, net, coll, n, bytes)) {
-      return CommTime{actual / (bw * common::kGiB * *measured), 0.0};
+      t.measured = true, t.eff = *measured;
+      return t;
     }
   }
   const double base = o.latency_us.value_or(nd.bandwidth.latency_us);
@@ -129,13 +151,50 @@ CommTime comm_time(const config::SystemConfig& sys, const config::StrategyConfig
   if (!fixed) fixed = o.fixed_latency_us;
   if (!fixed) fixed = lookup(nd.bandwidth.fixed_latency_us_by_comm_num, n);
   if (!fixed) fixed = nd.bandwidth.fixed_latency;
-  double lat = base;
+  t.fixed_latency_us = *fixed;
+  t.latency_us = base;
   // SimuMax scales the per-hop latency only on 8-GPU nodes, and never for p2p.
-  if (npn == 8 && coll != model::Coll::kP2p) lat = base * (static_cast<double>(n) + o.offset) * o.scale;
-  CommTime t;
-  t.latency_seconds = (lat + *fixed) * 1e-6;
-  t.seconds = actual / (bw * common::kGiB * eff) + t.latency_seconds;
+  if (npn == 8 && coll != model::Coll::kP2p) t.latency_us = base * (static_cast<double>(n) + o.offset) * o.scale;
   return t;
+}
+
+}  // namespace
+
+CommTime comm_time(const config::SystemConfig& sys, const config::StrategyConfig& st, model::Coll coll,
+                   double bytes, int64_t n, const std::string& net, CommStage stage, const std::string& stage_label) {
+  const CommTerms t = comm_terms(sys, st, coll, bytes, n, net, stage, stage_label);
+  if (t.fixed_dp) return CommTime{t.actual_bytes / (t.bw_gbps * common::kGiB), 0.0};
+  if (t.none) return {};
+  if (t.measured) return CommTime{t.actual_bytes / (t.bw_gbps * common::kGiB * t.eff), 0.0};
+  CommTime c;
+  c.latency_seconds = (t.latency_us + t.fixed_latency_us) * 1e-6;
+  c.seconds = t.actual_bytes / (t.bw_gbps * common::kGiB * t.eff) + c.latency_seconds;
+  return c;
+}
+
+std::optional<CommRecord> comm_record(const config::SystemConfig& sys, const config::StrategyConfig& st,
+                                      model::Coll coll, double bytes, int64_t n, const std::string& net,
+                                      CommStage stage, const std::string& stage_label) {
+  const CommTerms t = comm_terms(sys, st, coll, bytes, n, net, stage, stage_label);
+  if (t.none) return std::nullopt;
+  CommRecord r;
+  r.net = net;
+  r.comm_num = n;
+  r.fixed_dp = t.fixed_dp;
+  if (t.fixed_dp) {
+    r.real_bw_gbps = t.bw_gbps;
+    return r;
+  }
+  r.base_bw_gbps = sys.networks.at(net).bandwidth.gbps;
+  r.real_bw_gbps = t.bw_gbps * t.eff;
+  r.eff_factor = t.eff;
+  r.comm_size_bytes = t.actual_bytes;
+  r.latency_us = t.latency_us;
+  // SimuMax's own arithmetic (milliseconds, then times 1e3), so that the figure is its to the last digit.
+  r.total_time_us = (t.actual_bytes / (t.bw_gbps * common::kGiB * t.eff) * 1e3 +
+                     (t.latency_us + t.fixed_latency_us) / 1e3) * 1e3;
+  r.fc8 = sys.fc8;
+  return r;
 }
 
 }  // namespace simumax::cost

@@ -1,6 +1,8 @@
 // The network model: each group's tier (from group sizes, as SimuMax picks it) and a collective's time.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "engine/config/scenario.hpp"
@@ -31,5 +33,26 @@ enum class CommStage { kLayer, kDenseDp, kExpertDp };
 CommTime comm_time(const config::SystemConfig& sys, const config::StrategyConfig& st, model::Coll coll,
                    double bytes, int64_t n, const std::string& net, CommStage stage,
                    const std::string& stage_label = "");
+
+// What SimuMax's compute_net_op_time records of one call (SystemConfig.record_net_bw, its net_info.json): the
+// tier, its bandwidth before and after the sharing rules and the efficiency, the message as it crosses the link,
+// the time with latency, and the scaled per-hop latency. Under SimuMax's PCIe DP rule (`fixed_dp`) it records only
+// the tier, the fixed bandwidth (real_bw_gbps) and the group size. nullopt for a group of one, which SimuMax does
+// not record.
+struct CommRecord {
+  std::string net;
+  bool fixed_dp = false;
+  double base_bw_gbps = 0;
+  double real_bw_gbps = 0;
+  double eff_factor = 0;
+  int64_t comm_num = 0;
+  double comm_size_bytes = 0;
+  double total_time_us = 0;
+  double latency_us = 0;
+  bool fc8 = false;
+};
+std::optional<CommRecord> comm_record(const config::SystemConfig& sys, const config::StrategyConfig& st,
+                                      model::Coll coll, double bytes, int64_t n, const std::string& net,
+                                      CommStage stage, const std::string& stage_label = "");
 
 }  // namespace simumax::cost

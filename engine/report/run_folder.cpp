@@ -21,8 +21,9 @@ namespace {
 const char* const kRunFiles[] = {"summary.json",         "platform.xml",           "links.json",
                                  "trace.json",           "tracing_logs.json",      "memory_timeline.json",
                                  "memory_snapshot.json", "memory_snapshot.pickle", "compute_result.json",
-                                 "mem_result.json",      "base_info.json",         "simu_memory_result.json",
-                                 "simu_memory_snapshot.json", "report.html",        "ranks.json",
+                                 "mem_result.json",      "base_info.json",         "net_info.json",
+                                 "simu_memory_result.json", "simu_memory_snapshot.json", "report.html",
+                                 "ranks.json",
                                  "simu_memory_viz_snapshot.pickle",  // Python's simulate(): SimuMax's name
                                  "compare.json"};  // `compare --json DIR/compare.json` of the earlier run
 

@@ -23,7 +23,8 @@ struct RunOutputOptions {
 // The files `simumax` writes (SimuMax's PerfLLM.analysis and simulate names).
 inline constexpr const char* kSimumaxFiles[] = {"compute_result.json",      "mem_result.json",
                                                  "base_info.json",           "simu_memory_result.json",
-                                                 "simu_memory_snapshot.json", "tracing_logs.json"};
+                                                 "simu_memory_snapshot.json", "tracing_logs.json",
+                                                 "net_info.json"};
 
 // Writes what `o` asks for into the existing folder `dir` and returns the paths written. Throws
 // common::UsageError for a bad trace_ranks, a trace over trace_max_mb, or files estimated over max_output_mb

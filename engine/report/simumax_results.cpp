@@ -365,7 +365,8 @@ std::vector<std::string> write_simumax_results(const std::string& dir, const Sim
   std::vector<std::string> out;
   for (const auto& [name, text] : {std::pair<const char*, std::string>{"compute_result.json", simumax_compute_result_json(v)},
                                    {"mem_result.json", simumax_mem_result_json(v)},
-                                   {"base_info.json", simumax_base_info_json(v)}}) {
+                                   {"base_info.json", simumax_base_info_json(v)},
+                                   {"net_info.json", simumax_net_info_json(v)}}) {
     write_file_atomically(dir + "/" + name, text);
     out.push_back(dir + "/" + name);
   }

@@ -24,8 +24,11 @@ struct SimumaxView {
 std::string simumax_mem_result_json(const SimumaxView& v);
 std::string simumax_compute_result_json(const SimumaxView& v);
 std::string simumax_base_info_json(const SimumaxView& v);
+// net_info.json (simumax_net_info.cpp): SimuMax's record of its collective calls, keyed by collective, then by
+// comm_stage. The DP records are one bucket's, at the bucket size the cost model uses.
+std::string simumax_net_info_json(const SimumaxView& v);
 
-// Writes the three files into the existing folder `dir`; returns their paths. Throws common::UsageError when a
+// Writes the four files into the existing folder `dir`; returns their paths. Throws common::UsageError when a
 // file cannot be written.
 std::vector<std::string> write_simumax_results(const std::string& dir, const SimumaxView& v);
 

@@ -233,6 +233,10 @@ class SearchHelpers:
             "activations_ratio": cost["param_numel_info"]["activations_ratio"],
             "peak_mem": summary["peak_mem"],
             "peak_mem_with_reserved": summary["peak_mem_with_reserved"],
+            # dump_paralism_and_recompute_bw_perf: str() of the run's net_info.json (SimuMax's also keeps the
+            # entries of the loop's earlier candidates, whose record it clears only between loops; ours is the
+            # candidate's own).
+            "comm_bw_info": str(json.loads(run.simumax_json("net_info"))),
         }
 
 

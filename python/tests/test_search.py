@@ -82,6 +82,13 @@ def test_parallel_helper_agrees_with_simumax_on_its_example():
     assert best["peak_mem_with_reserved"] == {"first_stage": "54.1334 GB", "last_stage": "48.0465 GB"}
     assert best["TGS_per_gpu"] == pytest.approx(best["tokens_per_s"] / 8)
     assert all(len(v) == len(all_search_result["label"]) for v in all_search_result.values())
+    # dump_paralism_and_recompute_bw_perf's comm_bw_info: str() of the candidate's net_info, here SimuMax's own
+    # (its perf_llama3_8b_tp1_pp2 example is this layout; its tp loops hold one candidate each, so SimuMax's record
+    # holds that candidate's calls alone).
+    with open(os.path.join(os.path.dirname(__file__), "data", "simumax_net_info.json")) as f:
+        simumax = json.load(f)["examples"]["perf_llama3_8b_tp1_pp2"]
+    assert best["comm_bw_info"] == str(simumax)
+    assert len(all_search_result["comm_bw_info"]) == len(all_search_result["label"])
 
 
 def test_search_through_the_binding_evaluates_the_bench_space():

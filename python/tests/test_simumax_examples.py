@@ -282,6 +282,33 @@ def test_perf_example_prints_simumax_step_time(tmp_path, script, strategy, model
         duration = json.load(f)["duration_time_per_iter"]
     value, unit = duration.split(" ")
     assert float(value) * (1000 if unit == "s" else 1) == pytest.approx(expected, rel=1e-4)
+    with open(saved[0] / "net_info.json") as f:
+        _expect_net_info(json.load(f), _simumax_net_info()[script])
+
+
+def _simumax_net_info():
+    """SimuMax's own net_info.json of each perf example (recorded by running SimuMax; data/'s _source)."""
+    with open(os.path.join(os.path.dirname(__file__), "data", "simumax_net_info.json")) as f:
+        return json.load(f)["examples"]
+
+
+def _expect_net_info(ours, simumax):
+    """Every record SimuMax's compute_net_op_time left, in its order, with its figures (whole numbers may be
+    written as integers where SimuMax kept a float literal: equal values)."""
+    assert list(ours) == list(simumax)
+    for op, stages in simumax.items():
+        assert list(ours[op]) == list(stages), op
+        for stage, record in stages.items():
+            got = ours[op][stage]
+            if isinstance(record, dict):
+                assert list(got) == list(record), (op, stage)
+                for key, value in record.items():
+                    if isinstance(value, float):
+                        assert got[key] == pytest.approx(value, rel=1e-12), (op, stage, key)
+                    else:
+                        assert got[key] == value, (op, stage, key)
+            else:
+                assert got == record, (op, stage)
 
 
 def test_perf_example_without_the_environment_prints_megatron_fidelity(tmp_path):

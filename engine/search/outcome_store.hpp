@@ -35,7 +35,7 @@ struct Outcome {
   SimCheck sim;
 };
 
-// Receives every outcome once, in enumeration order (index 0, 1, 2, ...), and gives them back in that order.
+// Receives every outcome once, in any order, and gives them back in enumeration order (index 0, 1, 2, ...).
 // What is kept of an outcome: the candidate, the status, the reason and the figures (not the evaluation's
 // `detail`, nor `sim`, which only the best few have: the search keeps those).
 class OutcomeStore {
@@ -49,16 +49,17 @@ class MemoryStore : public OutcomeStore {
  public:
   void add(const Outcome& o) override;
   void for_each(const std::function<void(const Outcome&)>& fn) override;
-  size_t size() const { return all_.size(); }
+  size_t size() const { return all_.size(); }  // one past the highest index added
   const Outcome& at(size_t index) const { return all_.at(index); }
 
  private:
   std::vector<Outcome> all_;
 };
 
-// Fixed-size binary records in a scratch file `path` (created, truncated, and removed by the destructor); the
-// reasons, which repeat, are kept once each in memory. Throws common::UsageError naming the path when the file
-// cannot be created, written or read back.
+// Fixed-size binary records in a scratch file `path` (created, truncated, and removed by the destructor), appended
+// as they come; the reasons, which repeat, are kept once each in memory. The outcomes may come as a few runs of
+// rising indices (the search's stripes, kMaxRuns at most), which for_each merges. Throws common::UsageError naming
+// the path when the file cannot be created, written or read back, common::InternalError past kMaxRuns runs.
 class SpillStore : public OutcomeStore {
  public:
   explicit SpillStore(std::string path);
@@ -67,12 +68,15 @@ class SpillStore : public OutcomeStore {
   SpillStore& operator=(const SpillStore&) = delete;
   void add(const Outcome& o) override;
   void for_each(const std::function<void(const Outcome&)>& fn) override;
+  static constexpr size_t kMaxRuns = 16;
 
  private:
   uint32_t reason_id(const std::string& reason);
   common::ScratchFile file_;
   std::FILE* f_ = nullptr;
   size_t count_ = 0;
+  std::vector<size_t> run_starts_;  // the record each run of rising indices starts at
+  size_t last_index_ = 0;
   std::vector<std::string> reasons_;  // id -> text
 };
 

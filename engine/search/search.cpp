@@ -87,8 +87,12 @@ class Tally {
   void add(const Outcome& o) {
     const Evaluation& e = o.evaluation;
     if (e.status == Status::kSkipped) {
-      auto& [count, example] = reasons_[e.reason];
-      if (count++ == 0) example = e.detail;
+      // The example is the earliest candidate's: outcomes come in stripes, not in enumeration order.
+      Reason& reason = reasons_[e.reason];
+      if (reason.count++ == 0 || o.index < reason.example_index) {
+        reason.example = e.detail;
+        reason.example_index = o.index;
+      }
     }
     if (e.status == Status::kFailed) ++r_.failed;
     if (e.status != Status::kEvaluated) return;
@@ -101,18 +105,21 @@ class Tally {
     ++r_.too_big;
     // The least negative headroom first; among equals, the earlier candidate.
     auto& m = r_.misses;
-    if (m.size() == kMisses && headroom <= headroom_bytes(m.back().evaluation, r_)) return;
-    auto at = std::find_if(m.begin(), m.end(),
-                           [&](const Outcome& x) { return headroom > headroom_bytes(x.evaluation, r_); });
+    auto before = [&](const Outcome& x) {
+      const double h = headroom_bytes(x.evaluation, r_);
+      return headroom > h || (headroom == h && o.index < x.index);
+    };
+    if (m.size() == kMisses && !before(m.back())) return;
+    auto at = std::find_if(m.begin(), m.end(), before);
     m.insert(at, o);
     if (m.size() > kMisses) m.pop_back();
   }
 
   void finish() {
-    for (const auto& [reason, counted] : reasons_) r_.skip_reasons.emplace_back(reason, counted.first);
+    for (const auto& [key, reason] : reasons_) r_.skip_reasons.emplace_back(key, reason.count);
     std::stable_sort(r_.skip_reasons.begin(), r_.skip_reasons.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
-    if (!r_.skip_reasons.empty()) r_.skip_example = reasons_.at(r_.skip_reasons.front().first).second;
+    if (!r_.skip_reasons.empty()) r_.skip_example = reasons_.at(r_.skip_reasons.front().first).example;
     std::sort(fits_.begin(), fits_.end());
     r_.ranking.reserve(fits_.size());
     for (const RankKey& k : fits_) r_.ranking.push_back(std::get<3>(k));
@@ -123,7 +130,12 @@ class Tally {
   static constexpr size_t kMisses = 3;
   const SearchRequest& q_;
   SearchResult& r_;
-  std::map<std::string, std::pair<size_t, std::string>> reasons_;  // key -> count, first message
+  struct Reason {
+    size_t count = 0;
+    std::string example;  // the message of the earliest candidate skipped for it
+    size_t example_index = 0;
+  };
+  std::map<std::string, Reason> reasons_;
   std::vector<RankKey> fits_;
 };
 
@@ -135,35 +147,59 @@ std::string no_legal_candidate_message(const SearchResult& r) {
   return r.skip_example.empty() ? msg : msg + "; e.g. " + r.skip_example;
 }
 
+// Which of `stripes` a candidate's enumeration index falls in: a fixed hash (splitmix64's finaliser), so that
+// each stripe is an even sample of the whole space, whatever its period.
+size_t stripe_of(size_t index, size_t stripes) {
+  uint64_t z = static_cast<uint64_t>(index) + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return static_cast<size_t>((z ^ (z >> 31)) % stripes);
+}
+
 // Evaluates the space a block at a time (the block's candidates, then their outcomes, are all that is held),
-// handing each outcome to `tally` and `store` in enumeration order.
+// handing each outcome to `tally` and `store`. A space of more than one block is visited in stripes, one
+// enumeration pass each: the enumeration puts the deep pipelines, the costly candidates, last, so the blocks in
+// enumeration order would run cheap first and the progress rate (and ETA) would lie by the factor between them.
 void evaluate_space(const config::Scenario& base, const SearchRequest& q, SearchResult& r, Tally& tally,
                     OutcomeStore& store, const ProgressFn& progress) {
   const size_t block_size = std::max<size_t>(1, q.block);
+  const size_t stripes = std::min(kMaxStripes, (r.candidates + block_size - 1) / block_size);
   std::vector<Candidate> block;
+  std::vector<size_t> indices;  // of the block's candidates, in enumeration order
   block.reserve(std::min(block_size, r.candidates));
-  size_t next = 0;
+  size_t done = 0;
   auto flush = [&]() {
-    const size_t offset = next;
     ProgressFn block_progress;
-    if (progress) block_progress = [&](size_t done, size_t) { progress(offset + done, r.candidates); };
+    if (progress) block_progress = [&](size_t d, size_t) { progress(done + d, r.candidates); };
     std::vector<Evaluation> evaluations =
         evaluate_all(base, q.job, q.space.uneven_pp, block, r.threads, block_progress);
     Outcome o;
     for (size_t k = 0; k < block.size(); ++k) {
-      o.index = next++, o.candidate = block[k], o.evaluation = std::move(evaluations[k]);
+      o.index = indices[k], o.candidate = block[k], o.evaluation = std::move(evaluations[k]);
       tally.add(o);
       store.add(o);
     }
+    done += block.size();
     block.clear();
+    indices.clear();
   };
-  for_each_candidate(q.space, q.mode, base, q.job, [&](const Candidate& c) {
-    block.push_back(c);
-    if (block.size() == block_size) flush();
-  });
-  if (!block.empty()) flush();
-  if (next != r.candidates) {
-    throw common::InternalError(fmt::format("search: {} candidates counted, {} enumerated", r.candidates, next));
+  for (size_t stripe = 0; stripe < stripes; ++stripe) {
+    size_t index = 0;
+    for_each_candidate(q.space, q.mode, base, q.job, [&](const Candidate& c) {
+      if (stripes == 1 || stripe_of(index, stripes) == stripe) {
+        block.push_back(c);
+        indices.push_back(index);
+        if (block.size() == block_size) flush();
+      }
+      ++index;
+    });
+    if (!block.empty()) flush();
+    if (index != r.candidates) {
+      throw common::InternalError(fmt::format("search: {} candidates counted, {} enumerated", r.candidates, index));
+    }
+  }
+  if (done != r.candidates) {
+    throw common::InternalError(fmt::format("search: {} candidates counted, {} evaluated", r.candidates, done));
   }
 }
 

@@ -93,12 +93,16 @@ inline constexpr double kWriteSecondsPerRecord = 1e-5;
 inline constexpr double kRecordFileBytes = 930;  // search.csv + search.json per candidate, on the same space
 double estimated_seconds(size_t candidates, int threads);
 
-// Runs the search: the candidates are enumerated and evaluated a block at a time, and each outcome goes to
-// `store` in enumeration order. The ranking rule: micro-batch mode puts the largest micro-batch size first
-// (SimuMax's objective), then every mode the objective, then more memory headroom, then enumeration order.
-// Throws common::UsageError when check_request does, when the space is over request.max_candidates,
-// or when no candidate is legal (the message gives the most frequent reasons). `recheck` may be empty when
-// request.recheck is 0.
+// A space of more than one block is evaluated in up to this many stripes (even samples of it, one enumeration
+// pass each), so that its progress rate holds from the start.
+inline constexpr size_t kMaxStripes = 8;
+
+// Runs the search: the candidates are enumerated and evaluated a block at a time, in stripes, and each outcome goes
+// to `store` (not in enumeration order when there are stripes). The ranking rule: micro-batch mode puts the largest
+// micro-batch size first (SimuMax's objective), then every mode the objective, then more memory headroom, then
+// enumeration order. Throws common::UsageError when check_request does, when the space is over
+// request.max_candidates, or when no candidate is legal (the message gives the most frequent reasons). `recheck` may
+// be empty when request.recheck is 0.
 SearchResult run_search(const config::Scenario& base, const SearchRequest& request, OutcomeStore& store,
                         const ProgressFn& progress = nullptr, const RecheckFn& recheck = nullptr);
 

@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
+#include <iostream>
+#include <numeric>
 #include <iterator>
 #include <set>
 #include <utility>
@@ -114,6 +117,44 @@ TEST(Search, SharedOpsBetweenCandidatesChangeNoResult) {
   q.space = build_space(SearchMode::kGrid, a, moe, 32);
   q.job = {32, 64, moe.strategy.seq_len};
   expect_shared_ops_change_nothing(moe, q);
+}
+
+// Issue 34: a space of several blocks is evaluated in stripes, each an even sample of the whole space, so that the
+// rate after the first few percent (the progress bar's ETA) is the space's: the enumeration puts the deep
+// pipelines, the costly candidates, last. Every candidate still comes once, and progress only rises.
+TEST(Search, ASpaceOfSeveralBlocksIsEvaluatedInEvenSamplesOfIt) {
+  const config::Scenario base = llama70b();
+  SearchRequest q = small_grid(base, 64, 256);
+  q.block = 8;
+  struct Arrivals : MemoryStore {
+    std::vector<size_t> order;
+    void add(const Outcome& o) override {
+      order.push_back(o.index);
+      MemoryStore::add(o);
+    }
+  } store;
+  std::vector<size_t> progress;
+  const SearchResult r = run_search(base, q, store, [&](size_t done, size_t) { progress.push_back(done); });
+  ASSERT_EQ(store.order.size(), r.candidates);
+  EXPECT_EQ(std::set<size_t>(store.order.begin(), store.order.end()).size(), r.candidates);
+  EXPECT_TRUE(std::is_sorted(progress.begin(), progress.end()));
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back(), r.candidates);
+  auto mean_pp = [&](auto first, auto last) {
+    double sum = 0;
+    for (auto it = first; it != last; ++it) sum += static_cast<double>(store.at(*it).candidate.pp);
+    return sum / static_cast<double>(last - first);
+  };
+  const size_t eighth = r.candidates / kMaxStripes;
+  const double space = mean_pp(store.order.begin(), store.order.end());
+  const double sampled = mean_pp(store.order.begin(), store.order.begin() + eighth);
+  std::vector<size_t> enumeration(r.candidates);
+  std::iota(enumeration.begin(), enumeration.end(), size_t{0});
+  const double in_order = mean_pp(enumeration.begin(), enumeration.begin() + eighth);
+  std::cout << "mean pp: space " << space << ", first eighth evaluated " << sampled << ", in enumeration order "
+            << in_order << "\n";
+  EXPECT_NEAR(sampled, space, 0.2 * space);
+  EXPECT_LT(in_order, 0.6 * space);  // what the blocks in enumeration order would have shown first
 }
 
 TEST(Search, ResultsDoNotDependOnTheThreadCount) {

@@ -182,6 +182,14 @@ TEST(CombinedTime, InterleavedHandCaseMatchesTheDependences) {
   // With all-to-alls of 1 the combined step is shorter than interleaved 1F1B's: the pair hides them.
   EXPECT_LT(hand_step("combined-1f1b", 4, 1.0, Granularity::kOp, 2, 2),
             hand_step("1f1b", 4, 1.0, Granularity::kOp, 2, 2));
+  // And every granularity agrees. Here a forward chunk ends with a layer, whose combine all-to-all the pair's
+  // last unit waits for alone (no head follows): layer-sized tasks had dropped it (issue 30: -11.7 % on a
+  // Qwen3-235B H100 row, PP 8 VP 4, EP 32).
+  for (double a2a : {1.0, 2.5}) {
+    const double op = hand_step("combined-1f1b", 4, a2a, Granularity::kOp, 2, 2);
+    EXPECT_NEAR(hand_step("combined-1f1b", 4, a2a, Granularity::kLayer, 2, 2), op, 1e-9) << a2a;
+    EXPECT_NEAR(hand_step("combined-1f1b", 4, a2a, Granularity::kChunk, 2, 2), op, 1e-9) << a2a;
+  }
 }
 
 // DualPipe on pp 2 (both ranks are middle ranks; rank 0 holds stage 0 for direction 0 and stage 1 for direction

@@ -350,6 +350,12 @@ Task StageEmitter::compute_task(schedule::Pass pass, int mb, int vchunk) {
   return t;
 }
 
+bool StageEmitter::per_layer(bool forward, int mb) const {
+  if (options_.granularity == Granularity::kLayer) return true;
+  if (options_.granularity != Granularity::kChunk || !track_params_) return false;
+  return forward ? mb == 0 : mb == s_.strategy.micro_batch_num - 1;
+}
+
 void StageEmitter::pass(schedule::Pass kind, int stage, const std::vector<uint32_t>& lanes, int mb, int vchunk) {
   const int ci = m_.compute_chunks[stage][vchunk];
   chunk_now_ = ci;
@@ -363,7 +369,7 @@ void StageEmitter::pass(schedule::Pass kind, int stage, const std::vector<uint32
   const auto params = [kind](std::pair<int64_t, int64_t> p) {
     return kind == schedule::Pass::kInputGrad ? std::pair<int64_t, int64_t>{0, 0} : p;
   };
-  if (options_.granularity == Granularity::kChunk) {
+  if (options_.granularity == Granularity::kChunk && !per_layer(fwd, mb)) {
     const cost::ChunkCost& cc = c_.chunks[ci];
     const double seconds = fwd                             ? cc.fwd_seconds
                            : kind == schedule::Pass::kBackward   ? cc.bwd_seconds
@@ -381,7 +387,7 @@ void StageEmitter::pass(schedule::Pass kind, int stage, const std::vector<uint32
     for (int r = 0; r < blk.repeat; ++r) {
       Task t = base;
       t.layer = blk.first_layer < 0 ? -1 : layer0 + blk.first_layer + (fwd ? r : blk.repeat - 1 - r);
-      if (options_.granularity == Granularity::kLayer) {
+      if (options_.granularity != Granularity::kOp) {
         coarse(lanes, t, block_seconds(ci, k, kind), names[1 + block_index(blk.kind)],
                OpRef{ci, static_cast<int32_t>(k)}, block_mem_[ci][k].of(kind), params(block_params_[ci][k]),
                pass_host(c_.chunks[ci].blocks[k]->host, kind));

@@ -126,8 +126,13 @@ class StageEmitter {
     void add(int side, int block_index, int copy_index, std::pair<int64_t, int64_t> p);
   };
   void pair_unit_task(const std::vector<uint32_t>& lanes, const PairSide (&side)[2], const PairUnit& unit,
-                      double seconds);
+                      double seconds, bool layer_sized);
   bool has_all_to_all(const PairSide& side) const;
+  // Whether a pass of micro-batch `mb` runs as layer-sized tasks: at layer granularity, and at chunk granularity
+  // the passes whose tasks carry the overlapped DP buckets' parameters (note_params: the first micro-batch's
+  // forward, the last one's backward), so that the buckets overlap them as at layer granularity; one chunk-sized
+  // task would hold every bucket of the chunk until it ends.
+  bool per_layer(bool forward, int mb) const;
   void pair_ops(const std::vector<uint32_t>& lanes, const PairSide (&side)[2], const std::vector<PairItem>& items);
   void pair_coarse(const std::vector<uint32_t>& lanes, const PairSide (&side)[2], const std::vector<PairItem>& items);
   // The compute-stream time of one op-sized step as the op emitters lay it out; `defer`: without its EP

@@ -136,8 +136,15 @@ void StageEmitter::pair_coarse(const std::vector<uint32_t>& lanes, const PairSid
                                const std::vector<PairItem>& items) {
   cost::PairClock clock(shares_.ep);
   std::vector<std::vector<size_t>> issued;
-  const bool per_layer = options_.granularity == Granularity::kLayer;
+  const bool layer_sized = (side[0].present && per_layer(true, side[0].base.microbatch)) ||
+                           (side[1].present && per_layer(false, side[1].base.microbatch));
   double emitted = 0;  // the clock's time already in tasks
+  // A unit ends a task only while compute follows it: the pair's trailing wait for the forward's last combine
+  // (plan_pair: what follows the pair needs its output) belongs to the last unit's task, not to no task.
+  size_t last_steps = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].kind == PairItem::Kind::kSteps) last_steps = i;
+  }
   PairUnit unit;
   for (size_t i = 0; i < items.size(); ++i) {
     const PairItem& it = items[i];
@@ -166,29 +173,28 @@ void StageEmitter::pair_coarse(const std::vector<uint32_t>& lanes, const PairSid
       for (size_t id : issued[static_cast<size_t>(it.issue)]) clock.wait(id);
     }
     const bool last = i + 1 == items.size();
-    if (!(last || (per_layer && it.kind == PairItem::Kind::kUnitEnd))) continue;
+    if (!(last || (layer_sized && it.kind == PairItem::Kind::kUnitEnd && i < last_steps))) continue;
     if (unit.block[0] < 0 && unit.block[1] < 0) continue;
     // The unit's task lasts until the next can start on the compute stream; the last one until both streams
     // are done.
     const double until = last ? clock.end() : clock.frontier();
-    pair_unit_task(lanes, side, unit, until - emitted);
+    pair_unit_task(lanes, side, unit, until - emitted, layer_sized);
     emitted = until;
     unit = PairUnit{};
   }
 }
 
 void StageEmitter::pair_unit_task(const std::vector<uint32_t>& lanes, const PairSide (&side)[2],
-                                  const PairUnit& unit, double seconds) {
-  const bool per_layer = options_.granularity == Granularity::kLayer;
+                                  const PairUnit& unit, double seconds, bool layer_sized) {
   const int w = unit.block[1] >= 0 ? 1 : 0;  // named after the backward's block when it has one
   const PairSide& named = side[w];
   const model::Block& blk = m_.chunks[named.ci].blocks[static_cast<size_t>(unit.block[w])];
   Task t = named.base;
-  const char* what = per_layer ? block_word(blk.kind) : "chunk";
+  const char* what = layer_sized ? block_word(blk.kind) : "chunk";
   const char* pass = unit.block[0] >= 0 && unit.block[1] >= 0 ? ".fwd_bwd" : unit.block[1] >= 0 ? ".bwd" : ".fwd";
   t.name = b_.name(std::string(what) + pass);
-  t.layer = per_layer && blk.first_layer >= 0 ? named.layer0 + blk.first_layer + unit.copy[w] : -1;
-  t.op_ref = b_.op_ref(per_layer ? OpRef{named.ci, unit.block[w]} : OpRef{named.ci});
+  t.layer = layer_sized && blk.first_layer >= 0 ? named.layer0 + blk.first_layer + unit.copy[w] : -1;
+  t.op_ref = b_.op_ref(layer_sized ? OpRef{named.ci, unit.block[w]} : OpRef{named.ci});
   t.seconds = seconds;
   t.mem_peak_bytes = unit.mem.peak;
   t.mem_delta_bytes = unit.mem.delta;

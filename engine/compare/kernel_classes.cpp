@@ -1,13 +1,13 @@
 #include "engine/compare/kernel_classes.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include <nlohmann/json.hpp>
 #include <re2/re2.h>
 
 #include "engine/common/error.hpp"
 #include "engine/common/json_depth.hpp"
+#include "engine/common/text_case.hpp"
 #include "engine/report/trace_file.hpp"
 
 namespace simumax::compare {
@@ -16,11 +16,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+std::string lower(std::string_view s) { return common::lower_ascii(std::string(s)); }
 
 std::string joined(const std::vector<std::string>& names) {
   std::string out;

@@ -1,7 +1,6 @@
 #include "engine/compare/simulated_trace.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
@@ -10,6 +9,7 @@
 #include <unordered_map>
 
 #include "engine/common/error.hpp"
+#include "engine/common/text_case.hpp"
 #include "engine/report/chrome_trace_reader.hpp"
 #include "engine/report/summary.hpp"
 #include "engine/report/trace_file.hpp"
@@ -70,8 +70,7 @@ Collected collect(const std::string& path) {
 enum class Lane { kUnknown, kCompute, kComm, kSkip, kHost };
 
 Lane lane_kind(const std::string& lane) {
-  std::string low = lane;
-  for (char& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string low = common::lower_ascii(lane);
   const auto has = [&](std::initializer_list<const char*> words) {
     return std::any_of(words.begin(), words.end(), [&](const char* w) { return low.find(w) != std::string::npos; });
   };

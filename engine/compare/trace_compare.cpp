@@ -3,11 +3,11 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <set>
 
 #include "engine/common/error.hpp"
+#include "engine/common/text_case.hpp"
 #include "engine/compare/kineto_trace.hpp"
 
 namespace simumax::compare {
@@ -15,8 +15,7 @@ namespace simumax::compare {
 namespace {
 
 bool is_log(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string ext = common::lower_ascii(std::filesystem::path(path).extension().string());
   return ext == ".log" || ext == ".txt";
 }
 

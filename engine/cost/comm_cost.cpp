@@ -1,10 +1,10 @@
 #include "engine/cost/comm_cost.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <iterator>
 
+#include "engine/common/text_case.hpp"
 #include "engine/common/units.hpp"
 
 namespace simumax::cost {
@@ -16,11 +16,6 @@ std::string pcie_tier(int64_t x) {
   if (x <= 4) return "intra_node_pcie_4x";
   if (x <= 8) return "intra_node_pcie_8x";
   return "inter_node";
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
 }
 
 const char* coll_key(model::Coll c) { return model::to_string(c); }
@@ -125,7 +120,7 @@ CommTerms comm_terms(const config::SystemConfig& sys, const config::StrategyConf
   if (net == "inter_node") {
     if (coll == model::Coll::kP2p) bw /= static_cast<double>(npn);
     if (coll == model::Coll::kAllToAll) {
-      const std::string low = lower(stage_label);
+      const std::string low = common::lower_ascii(stage_label);
       if (low.find("ep") != std::string::npos || low.find("cp") != std::string::npos) {
         const double k = std::max(1.0, std::ceil(static_cast<double>(n) / static_cast<double>(npn)));
         t.actual_bytes = (k - 1) / k * t.actual_bytes;

@@ -1,8 +1,6 @@
 // SimuMax's net_info.json (PerfLLM.analysis: json.dump(system.real_comm_bw, indent=4)): one record per
 // collective and comm_stage of the calls its compute_net_op_time saw, in the order it first saw them, each
 // holding the last call's figures.
-#include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -10,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/text_case.hpp"
 #include "engine/report/simumax_results.hpp"
 
 namespace simumax::report {
@@ -23,11 +22,6 @@ using Json = nlohmann::ordered_json;
 Json config_number(double v) {
   if (std::abs(v) < 1e15 && v == std::floor(v)) return static_cast<int64_t>(v);
   return v;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
 }
 
 class NetInfo {
@@ -46,7 +40,7 @@ class NetInfo {
       j_[op + "_dp"] = {{"net", r->net}, {"bw", bw.dump() + " GB/S"}, {"comm_num", r->comm_num}, {"latency", nullptr}};
       return;
     }
-    j_[op][lower(label)] = {{"net", r->net},
+    j_[op][common::lower_ascii(label)] = {{"net", r->net},
                             {"base_bw", config_number(r->base_bw_gbps)},
                             {"real_bw", r->real_bw_gbps},
                             {"eff_factor", config_number(r->eff_factor)},
